@@ -1,0 +1,133 @@
+"""``BubbleConfig``: the profile that decides how a bubble is built.
+
+A profile is a TOML file whose tables map one to one onto the models here;
+keys the schema does not know are errors. Every model round-trips to JSON,
+and ``config_hash`` is the SHA-256 of that canonical JSON, recorded in each
+run manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from esbubble.errors import ConfigError
+from esbubble.text import DEFAULT_STOP_WORDS
+
+Encoding = Literal["o200k_base", "cl100k_base"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BubbleParams(_Section):
+    """The ``[bubble]`` table: budget, gates and selection."""
+
+    token_budget: int = Field(default=800, gt=0, le=2_000_000, description="T_B, tokens")
+    overlap_threshold: float = Field(default=0.55, gt=0.0, le=1.0, description="δ, 0 < δ ≤ 1")
+    candidate_k: int = Field(default=200, ge=1, le=10_000, description="K candidates from the engine")
+    max_chunks: int = Field(default=10, ge=1, le=10_000)
+    length_norm: Literal["median"] | float = Field(default="median", description="θ: 'median' or > 0")
+    min_score: float = Field(default=0.0, description="a candidate needs score > min_score")
+    slack_policy: Literal["strict", "global_pool"] = "global_pool"
+    encoding: Encoding = "o200k_base"
+    variant: Literal["flat_topk", "structure", "diversity", "full"] = "full"
+    stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
+
+    @field_validator("length_norm")
+    @classmethod
+    def _positive_norm(cls, value: Literal["median"] | float) -> Literal["median"] | float:
+        if value != "median" and (isinstance(value, bool) or float(value) <= 0):
+            raise ValueError("must be 'median' or a number > 0")
+        return value
+
+
+class PriorsConfig(_Section):
+    """``[priors.sections]`` π(s) and ``[priors.keywords]`` γ_k; π may be negative."""
+
+    sections: dict[str, float] = Field(default_factory=dict)
+    keywords: dict[str, float] = Field(default_factory=dict)
+
+
+class BucketsConfig(_Section):
+    """``[buckets.shares]`` ρ_b (Σ ≤ 1) and ``[buckets.map]`` section → bucket."""
+
+    shares: dict[str, float] = Field(default_factory=dict)
+    map: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("shares")
+    @classmethod
+    def _shares_in_range(cls, shares: dict[str, float]) -> dict[str, float]:
+        for bucket, share in shares.items():
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"share of bucket {bucket!r} is {share}; allowed range is 0 ≤ ρ ≤ 1")
+        total = sum(shares.values())
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"shares sum to {total:g}; allowed range is Σρ ≤ 1")
+        return shares
+
+    def bucket_of(self, section: str, default_bucket: str) -> str:
+        """The bucket a section's chunks are budgeted under."""
+        return self.map.get(section, default_bucket)
+
+
+class BubbleConfig(_Section):
+    """The whole resolved profile."""
+
+    bubble: BubbleParams = Field(default_factory=BubbleParams)
+    priors: PriorsConfig = Field(default_factory=PriorsConfig)
+    buckets: BucketsConfig = Field(default_factory=BucketsConfig)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys), the form that is hashed and stored."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def config_hash(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    def with_overrides(self, **bubble_fields: object) -> BubbleConfig:
+        """A copy with ``[bubble]`` fields replaced, validated like a profile."""
+        data = self.model_dump(mode="json")
+        data["bubble"].update({k: v for k, v in bubble_fields.items() if v is not None})
+        return parse_config(data, source="overrides")
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "<root>"
+    if first["type"] == "extra_forbidden":
+        return f"{source}: unknown key '{key}' (remove it or check its spelling)"
+    value = first.get("input")
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{source}: invalid value for '{key}': {value!r} ({message})"
+
+
+def parse_config(data: object, *, source: str = "profile") -> BubbleConfig:
+    """Validate a mapping into a ``BubbleConfig``; errors name the key, value and range."""
+    try:
+        return BubbleConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe(error, source)) from None
+
+
+def load_profile(path: str | Path) -> BubbleConfig:
+    """Read a TOML profile. Missing files, bad TOML and bad values are ``ConfigError``."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"profile not found: {file}", hint="give the path of a TOML profile") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read profile {file}: {error.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"profile {file} is not valid TOML: {error}") from None
+    return parse_config(data, source=str(file))

@@ -1,0 +1,252 @@
+"""Typed records that flow through esbubble: chunks, candidates, trace, manifest.
+
+These are plain data. The stages that produce and consume them live in their
+own modules (``score``, ``gates``, ``select`` …); the Elasticsearch side
+serialises them with ``model_dump(mode="json", by_alias=True)``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SourceType = Literal["xlsx", "csv", "pdf", "docx", "markdown", "text"]
+Variant = Literal["flat_topk", "structure", "diversity", "full"]
+GateName = Literal["relevance", "redundancy", "section_budget", "global_budget", "max_chunks"]
+FinalDecision = Literal["selected", "rejected"]
+FinalReason = Literal[
+    "passed_all_gates",
+    "low_relevance",
+    "too_redundant",
+    "section_budget_exceeded",
+    "budget_exceeded",
+    "max_chunks",
+    "replaced",
+    "expanded_into",
+]
+# The reason a gate gives when it fails, in gate order (the first failing gate wins).
+GATE_REASONS: dict[str, FinalReason] = {
+    "relevance": "low_relevance",
+    "redundancy": "too_redundant",
+    "section_budget": "section_budget_exceeded",
+    "global_budget": "budget_exceeded",
+    "max_chunks": "max_chunks",
+}
+REJECTION_REASONS: tuple[FinalReason, ...] = (
+    "too_redundant",
+    "budget_exceeded",
+    "section_budget_exceeded",
+    "low_relevance",
+    "max_chunks",
+)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Chunk(_Record):
+    """One indexed unit of a document that keeps its structural identity.
+
+    ``text`` is what a reader sees and what tf counts; ``compare_text`` is what
+    the redundancy gate compares. For a table row, ``compare_text`` holds the
+    cell values only, so the header names every row of a sheet repeats do not
+    make all rows look redundant. For prose both are the same text.
+    """
+
+    chunk_id: str
+    doc_id: str
+    source_type: SourceType
+    section: str
+    sheet_name: str | None = None
+    bucket: str
+    row_number: int | None = None
+    page: int | None = None
+    position: int = Field(ge=0, description="order within the document, for window expansion")
+    parent_id: str | None = None
+    token_count: int = Field(ge=0)
+    encoding: str = "o200k_base"
+    content_hash: str
+    text: str
+    compare_text: str
+    ingested_at: datetime | None = None
+
+
+class Candidate(_Record):
+    """A chunk as the engine returned it for a query."""
+
+    chunk: Chunk
+    es_score: float = 0.0
+    es_rank: int = Field(ge=1, default=1)
+
+
+class GateResult(_Record):
+    """One gate's verdict on one candidate, with the numbers that decided it.
+
+    ``value`` is what was measured (score, overlap, tokens needed, chunk count)
+    and ``limit`` what it was compared with (min_score, δ, tokens remaining,
+    max_chunks), so the verdict can be re-derived from the record alone.
+    """
+
+    gate: GateName
+    passed: bool
+    value: float
+    limit: float
+    rule: str = Field(description="the comparison that must hold to pass, e.g. 'value < limit'")
+    enabled: bool = True
+
+
+class ExpansionEvent(_Record):
+    """A neighbour or parent added to (or refused for) a selected chunk."""
+
+    anchor_chunk_id: str
+    mode: Literal["window", "parent"]
+    added: bool
+    tokens: int
+    reason: str
+
+
+class ReplacementEvent(_Record):
+    """A fixed-budget swap made by repair: the victim leaves, the newcomer enters."""
+
+    victim_chunk_id: str
+    newcomer_chunk_id: str
+    victim_utility: float
+    newcomer_utility: float
+    margin: float
+    loop: int
+
+
+class StepDetails(_Record):
+    """Everything a stage decided about one candidate (stored, not indexed)."""
+
+    gates: list[GateResult] = Field(default_factory=list)
+    second_pass: list[GateResult] = Field(
+        default_factory=list, description="global_pool slack: the gates re-run in the second pass"
+    )
+    pool_remaining: float | None = None
+    expansion: list[ExpansionEvent] = Field(default_factory=list)
+    replacement: ReplacementEvent | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class TraceRecord(_Record):
+    """One candidate's fate in one run: the paper's Appendix A1 fields and more."""
+
+    trace_id: str = Field(description="derived from run_id and chunk_id, so a replay never duplicates")
+    run_id: str
+    batch_id: str | None = None
+    timestamp: datetime = Field(alias="@timestamp")
+    query: str | None = Field(description="None when the query is redacted")
+    query_hash: str
+    variant: Variant
+    rank: int = Field(ge=1, description="position in descending score order (ties by chunk_id)")
+    chunk_id: str
+    doc_id: str
+    section: str
+    sheet_name: str | None
+    bucket: str
+    row_number: int | None
+    page: int | None
+    token_count: int
+    tf: float
+    boost: float
+    len_penalty: float
+    score_raw: float
+    score_final: float
+    es_score: float
+    es_rank: int
+    overlap: float
+    threshold: float = Field(description="δ, the redundancy threshold in force")
+    budget_remaining: float = Field(description="global tokens left when this candidate was decided")
+    bucket_remaining: float = Field(description="bucket tokens left when this candidate was decided")
+    stage: str = Field(description="the stage that made the final decision")
+    step_decision: Literal["pass", "fail"]
+    final_decision: FinalDecision
+    final_reason: FinalReason
+    selection_order: int | None = Field(default=None, description="1-based order of entry into the bubble")
+    step_details: StepDetails
+
+
+class EngineInfo(_Record):
+    name: str
+    version: str
+    distribution: str = "elasticsearch"
+
+
+class RunTotals(_Record):
+    candidates: int
+    selected: int
+    tokens_used: int
+    budget: int
+    sections: list[str]
+    rejected: dict[str, int]
+    avg_overlap: float
+
+
+class RunManifest(_Record):
+    """One per run: what was asked, with which configuration, against what, and how long it took."""
+
+    run_id: str
+    batch_id: str | None = None
+    timestamp: datetime = Field(alias="@timestamp")
+    query: str | None
+    query_hash: str
+    variant: Variant
+    config: dict[str, Any] = Field(description="the full resolved BubbleConfig, as JSON")
+    config_hash: str
+    slack_policy: str
+    index: str
+    index_doc_count: int | None = None
+    engine: EngineInfo | None = None
+    esbubble_version: str
+    request_body: dict[str, Any] | None = Field(default=None, description="the exact retrieval request")
+    totals: RunTotals
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+
+
+class SelectedChunk(_Record):
+    """A chunk in the bubble with the numbers that put it there."""
+
+    rank: int
+    selection_order: int
+    chunk: Chunk
+    tf: float
+    boost: float
+    len_penalty: float
+    score: float
+    es_score: float
+    overlap: float
+
+
+class Bubble(_Record):
+    """The result of the pure core: the selected chunks and one trace record per candidate."""
+
+    run_id: str
+    query: str
+    variant: Variant
+    budget: int
+    delta: float
+    selected: list[SelectedChunk]
+    trace: list[TraceRecord]
+
+    @property
+    def tokens_used(self) -> int:
+        return sum(s.chunk.token_count for s in self.selected)
+
+    @property
+    def sections(self) -> list[str]:
+        """Distinct sections in selection order."""
+        return list(dict.fromkeys(s.chunk.section for s in self.selected))
+
+    @property
+    def rejected(self) -> dict[str, int]:
+        counts = dict.fromkeys(REJECTION_REASONS, 0)
+        for record in self.trace:
+            if record.final_decision == "rejected" and record.final_reason in counts:
+                counts[record.final_reason] += 1
+        return counts

@@ -1,0 +1,44 @@
+"""Text normalisation shared by scoring, the redundancy gate and repair.
+
+``T(q)``: NFKC, lower-case, split on non-alphanumerics, stop words removed.
+The same normalisation gives ``words(x)`` for the overlap of eq. 12.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+# A small English list: articles, prepositions, pronouns and auxiliaries that
+# carry no evidence. Profiles may replace it (``bubble.stop_words``).
+DEFAULT_STOP_WORDS: tuple[str, ...] = (
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have",
+    "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
+    "were", "will", "with", "what", "which", "who", "how", "when", "where", "do",
+    "does", "there", "their", "these", "those", "all", "any", "me", "my", "our",
+    "we", "you", "your", "i", "into", "about", "than", "then", "so", "if", "not", "no",
+)  # fmt: skip
+
+
+def tokenize(text: str) -> list[str]:
+    """Every normalised token of ``text``, in order, duplicates kept."""
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def query_terms(query: str, stop_words: Iterable[str] = DEFAULT_STOP_WORDS) -> list[str]:
+    """``T(q)``: the distinct non-stop-word terms of the query, in first-seen order."""
+    stops = frozenset(stop_words)
+    seen: dict[str, None] = {}
+    for token in tokenize(query):
+        if token not in stops:
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def word_set(text: str, stop_words: Iterable[str] = DEFAULT_STOP_WORDS) -> frozenset[str]:
+    """``words(x)``: the set of distinct non-stop-word tokens of ``text``."""
+    stops = frozenset(stop_words)
+    return frozenset(t for t in tokenize(text) if t not in stops)
