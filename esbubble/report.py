@@ -235,7 +235,7 @@ def _nice_max(value: float) -> float:
         return 1.0
     exponent = math.floor(math.log10(value))
     for step in (1.0, 2.0, 2.5, 5.0, 10.0):
-        candidate = step * 10**exponent
+        candidate = step * 10.0**exponent
         if candidate >= value:
             return candidate
     return 10.0 ** (exponent + 1)
