@@ -233,6 +233,11 @@ class Bubble(_Record):
     delta: float
     selected: list[SelectedChunk]
     trace: list[TraceRecord]
+    batch_id: str | None = None
+    query_redacted: bool = False
+    theta: float | None = Field(default=None, description="θ of the length penalty, resolved")
+    bucket_caps: dict[str, int] = Field(default_factory=dict, description="ρ_b·T_B per bucket, whole tokens")
+    pool: int | None = Field(default=None, description="global_pool slack available to the second pass")
 
     @property
     def tokens_used(self) -> int:
@@ -245,7 +250,7 @@ class Bubble(_Record):
 
     @property
     def rejected(self) -> dict[str, int]:
-        counts = dict.fromkeys(REJECTION_REASONS, 0)
+        counts: dict[str, int] = dict.fromkeys(REJECTION_REASONS, 0)
         for record in self.trace:
             if record.final_decision == "rejected" and record.final_reason in counts:
                 counts[record.final_reason] += 1

@@ -1,0 +1,97 @@
+"""``build_bubble``: the pure core as a visible sequence of stages — score, select, trace.
+
+No I/O: candidates in, a ``Bubble`` (selected chunks + one trace record per
+candidate) out. Same query, config and candidates ⇒ same bubble, whatever
+order the candidates arrive in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+from esbubble.config import BubbleConfig
+from esbubble.errors import InputError
+from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
+from esbubble.score import resolve_theta, score_candidates
+from esbubble.select import Decision, query_hash, select, trace_record
+from esbubble.variants import VARIANTS
+
+
+def _check_unique(candidates: Sequence[Candidate]) -> None:
+    counts = Counter(c.chunk.chunk_id for c in candidates)
+    duplicates = sorted(chunk_id for chunk_id, n in counts.items() if n > 1)
+    if duplicates:
+        raise InputError(
+            f"candidates contain duplicate chunk ids: {', '.join(duplicates[:5])}",
+            hint="pass each chunk once; one trace record is written per candidate",
+        )
+
+
+def _selected_chunk(decision: Decision) -> SelectedChunk:
+    scored = decision.scored
+    assert decision.selection_order is not None
+    return SelectedChunk(
+        rank=decision.rank,
+        selection_order=decision.selection_order,
+        chunk=scored.candidate.chunk,
+        tf=scored.tf,
+        boost=scored.boost,
+        len_penalty=scored.len_penalty,
+        score=scored.score_final,
+        es_score=scored.candidate.es_score,
+        overlap=decision.overlap,
+    )
+
+
+def build_bubble(
+    query: str,
+    candidates: Sequence[Candidate],
+    config: BubbleConfig,
+    *,
+    run_id: str,
+    now: datetime,
+    batch_id: str | None = None,
+    variant: Variant | None = None,
+    redact_query: bool = False,
+) -> Bubble:
+    """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's."""
+    _check_unique(candidates)
+    chosen: Variant = variant or config.bubble.variant
+    switches = VARIANTS[chosen]
+    params = config.bubble
+    scored = score_candidates(query, candidates, config, use_priors=switches.priors)
+    selection = select(scored, params, switches, config.buckets.shares)
+    digest = query_hash(query)
+    trace = [
+        trace_record(
+            decision,
+            run_id=run_id,
+            now=now,
+            query=None if redact_query else query,
+            query_digest=digest,
+            variant=chosen,
+            delta=params.overlap_threshold,
+            batch_id=batch_id,
+        )
+        for decision in selection.decisions
+    ]
+    chosen_decisions = sorted(
+        (d for d in selection.decisions if d.selection_order is not None),
+        key=lambda d: d.selection_order or 0,
+    )
+    return Bubble(
+        run_id=run_id,
+        query=query,
+        variant=chosen,
+        budget=params.token_budget,
+        delta=params.overlap_threshold,
+        selected=[_selected_chunk(d) for d in chosen_decisions],
+        trace=trace,
+        batch_id=batch_id,
+        query_redacted=redact_query,
+        theta=resolve_theta(candidates, params.length_norm),
+        bucket_caps=selection.bucket_caps,
+        pool=selection.pool,
+    )

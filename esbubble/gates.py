@@ -1,0 +1,93 @@
+"""The five gates, in the order that decides the final reason.
+
+Each gate returns a ``GateResult`` holding the measured value, the limit and
+the rule, so a verdict can be re-derived from the trace record alone. A gate
+switched off by a variant is still logged, with ``enabled=False`` and
+``passed=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from esbubble.models import GATE_REASONS, FinalReason, GateName, GateResult
+
+# The gate order of DESIGN.md: the first failing gate gives the final reason.
+GATE_ORDER: tuple[GateName, ...] = (
+    "relevance",
+    "redundancy",
+    "section_budget",
+    "global_budget",
+    "max_chunks",
+)
+
+# The trace ``stage`` that names each gate when it decides a rejection.
+GATE_STAGES: dict[GateName, str] = {
+    "relevance": "relevance_gate",
+    "redundancy": "overlap_gate",
+    "section_budget": "section_budget_gate",
+    "global_budget": "budget_gate",
+    "max_chunks": "max_chunks_gate",
+}
+
+
+def rule_holds(rule: str, value: float, limit: float) -> bool:
+    """Evaluate one of the gate rules (``value > limit``, ``value < limit``, ``value <= limit``)."""
+    if rule == "value > limit":
+        return value > limit
+    if rule == "value < limit":
+        return value < limit
+    if rule == "value <= limit":
+        return value <= limit
+    raise ValueError(f"unknown gate rule {rule!r}")
+
+
+def _gate(gate: GateName, value: float, limit: float, rule: str, enabled: bool) -> GateResult:
+    passed = rule_holds(rule, value, limit) if enabled else True
+    return GateResult(gate=gate, passed=passed, value=value, limit=limit, rule=rule, enabled=enabled)
+
+
+def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
+    """eq. 12: the share of the chunk's words already in the bubble (0 for a chunk with no words)."""
+    if not words:
+        return 0.0
+    return sum(1 for word in words if word in bubble_words) / len(words)
+
+
+def relevance_gate(score: float, min_score: float) -> GateResult:
+    """Low relevance: a candidate needs ``score > min_score``."""
+    return _gate("relevance", score, min_score, "value > limit", True)
+
+
+def redundancy_gate(overlap_value: float, delta: float, *, enabled: bool = True) -> GateResult:
+    """eq. 13/16: rejected when ``overlap(c, B) ≥ δ``."""
+    return _gate("redundancy", overlap_value, delta, "value < limit", enabled)
+
+
+def section_budget_gate(tokens: int, bucket_remaining: float, *, enabled: bool = True) -> GateResult:
+    """eq. 15: the chunk must fit in what its bucket (or, in a second pass, the pool) has left."""
+    return _gate("section_budget", float(tokens), bucket_remaining, "value <= limit", enabled)
+
+
+def global_budget_gate(tokens: int, budget_remaining: float) -> GateResult:
+    """eq. 14: the chunk must fit in what the global budget ``T_B`` has left."""
+    return _gate("global_budget", float(tokens), budget_remaining, "value <= limit", True)
+
+
+def max_chunks_gate(selected_count: int, max_chunks: int) -> GateResult:
+    """The bubble holds at most ``max_chunks`` chunks."""
+    return _gate("max_chunks", float(selected_count), float(max_chunks), "value < limit", True)
+
+
+def first_failure(results: Sequence[GateResult]) -> GateResult | None:
+    """The first failing gate in gate order, or None when every gate passed."""
+    for result in results:
+        if not result.passed:
+            return result
+    return None
+
+
+def reason_of(results: Sequence[GateResult]) -> FinalReason:
+    """The final reason the gate results give: the first failure's, else ``passed_all_gates``."""
+    failed = first_failure(results)
+    return "passed_all_gates" if failed is None else GATE_REASONS[failed.gate]

@@ -1,0 +1,62 @@
+"""``build_manifest``: one record per run — what was asked, with which resolved config, against what."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import esbubble
+from esbubble.config import BubbleConfig
+from esbubble.metrics import bubble_metrics
+from esbubble.models import Bubble, EngineInfo, RunManifest, RunTotals
+from esbubble.select import query_hash
+
+
+def resolved_config(bubble: Bubble, config: BubbleConfig) -> BubbleConfig:
+    """The profile as the bubble was actually built: with the variant that ran."""
+    if config.bubble.variant == bubble.variant:
+        return config
+    return config.with_overrides(variant=bubble.variant)
+
+
+def build_manifest(
+    bubble: Bubble,
+    config: BubbleConfig,
+    *,
+    index: str,
+    engine: EngineInfo | None,
+    request_body: dict[str, Any] | None,
+    index_doc_count: int | None,
+    timings_ms: dict[str, float],
+    now: datetime,
+) -> RunManifest:
+    """The run manifest of ``bubble``; the query is left out when the bubble was built redacted."""
+    resolved = resolved_config(bubble, config)
+    metrics = bubble_metrics(bubble)
+    totals = RunTotals(
+        candidates=len(bubble.trace),
+        selected=len(bubble.selected),
+        tokens_used=bubble.tokens_used,
+        budget=bubble.budget,
+        sections=bubble.sections,
+        rejected=bubble.rejected,
+        avg_overlap=metrics.avg_overlap,
+    )
+    return RunManifest(
+        run_id=bubble.run_id,
+        batch_id=bubble.batch_id,
+        timestamp=now,
+        query=None if bubble.query_redacted else bubble.query,
+        query_hash=query_hash(bubble.query),
+        variant=bubble.variant,
+        config=resolved.model_dump(mode="json"),
+        config_hash=resolved.config_hash,
+        slack_policy=resolved.bubble.slack_policy,
+        index=index,
+        index_doc_count=index_doc_count,
+        engine=engine,
+        esbubble_version=esbubble.__version__,
+        request_body=request_body,
+        totals=totals,
+        timings_ms=dict(timings_ms),
+    )

@@ -1,0 +1,123 @@
+"""Scoring, DESIGN.md eq. 5–8: ``score = (tf + prior) · lp``.
+
+Every quantity depends only on the candidate itself, the query, the profile
+and θ (a statistic of the whole candidate set), so scores do not depend on
+the order candidates arrive in.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.config import BubbleConfig, PriorsConfig
+from esbubble.models import Candidate
+from esbubble.text import query_terms, tokenize, word_set
+
+
+class ScoredCandidate(BaseModel):
+    """A candidate with every signal the gates and the trace need."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candidate: Candidate
+    bucket: str
+    tf: float
+    boost: float
+    len_penalty: float
+    score_raw: float
+    score_final: float
+    words: frozenset[str]
+
+    @property
+    def chunk_id(self) -> str:
+        return self.candidate.chunk.chunk_id
+
+    @property
+    def tokens(self) -> int:
+        return self.candidate.chunk.token_count
+
+
+def term_frequency(terms: Iterable[str], tokens: Sequence[str]) -> int:
+    """eq. 5: how often the distinct query terms occur in the chunk's tokens."""
+    wanted = set(terms)
+    return sum(1 for token in tokens if token in wanted)
+
+
+def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    """True when ``phrase`` occurs as a contiguous run of ``tokens`` (multi-word keywords)."""
+    n = len(phrase)
+    if n == 0:
+        return False
+    first = phrase[0]
+    return any(
+        tokens[i] == first and list(tokens[i : i + n]) == list(phrase) for i in range(len(tokens) - n + 1)
+    )
+
+
+def structural_prior(section: str, bucket: str, tokens: Sequence[str], priors: PriorsConfig) -> float:
+    """eq. 6: π(section) — else π(bucket), else 0 — plus γ_k for every keyword present."""
+    prior = priors.sections.get(section, priors.sections.get(bucket, 0.0))
+    for keyword, gamma in priors.keywords.items():
+        if contains_phrase(tokens, tokenize(keyword)):
+            prior += gamma
+    return prior
+
+
+def length_penalty(token_count: int, theta: float) -> float:
+    """eq. 7: ``1 / (1 + t/θ)`` — long chunks must earn their tokens."""
+    return 1.0 / (1.0 + token_count / theta)
+
+
+def resolve_theta(candidates: Sequence[Candidate], length_norm: Literal["median"] | float) -> float:
+    """θ: a fixed number, or the median token count of the candidate set (1 when that is 0)."""
+    if length_norm != "median":
+        return float(length_norm)
+    if not candidates:
+        return 1.0
+    median = float(statistics.median(c.chunk.token_count for c in candidates))
+    return median if median > 0 else 1.0
+
+
+def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
+    """Descending score, ties by chunk_id: the one order every stage uses."""
+    return (-scored.score_final, scored.chunk_id)
+
+
+def score_candidates(
+    query: str, candidates: Sequence[Candidate], config: BubbleConfig, *, use_priors: bool = True
+) -> list[ScoredCandidate]:
+    """Score every candidate and return them in selection order (descending score, ties by chunk_id).
+
+    With ``use_priors=False`` (variants without structure) the boost is 0, so
+    ``score_raw = tf + boost`` still holds in the trace.
+    """
+    params = config.bubble
+    terms = query_terms(query, params.stop_words)
+    theta = resolve_theta(candidates, params.length_norm)
+    scored: list[ScoredCandidate] = []
+    for candidate in candidates:
+        chunk = candidate.chunk
+        tokens = tokenize(chunk.text)
+        bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
+        tf = float(term_frequency(terms, tokens))
+        boost = structural_prior(chunk.section, bucket, tokens, config.priors) if use_priors else 0.0
+        lp = length_penalty(chunk.token_count, theta)
+        raw = tf + boost
+        scored.append(
+            ScoredCandidate(
+                candidate=candidate,
+                bucket=bucket,
+                tf=tf,
+                boost=boost,
+                len_penalty=lp,
+                score_raw=raw,
+                score_final=raw * lp,
+                words=word_set(chunk.compare_text, params.stop_words),
+            )
+        )
+    scored.sort(key=score_order_key)
+    return scored
