@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from esbubble.errors import ConfigError
+from esbubble.models import SourceType
 from esbubble.text import DEFAULT_STOP_WORDS
 
 Encoding = Literal["o200k_base", "cl100k_base"]
@@ -77,12 +78,72 @@ class BucketsConfig(_Section):
         return self.map.get(section, default_bucket)
 
 
+def _default_radius() -> dict[SourceType, int]:
+    return {"xlsx": 1, "csv": 1, "pdf": 1, "docx": 1, "markdown": 1, "text": 1}
+
+
+class ExpandConfig(_Section):
+    """``[expand]``: small-to-big expansion after the bubble (off unless ``mode`` is set)."""
+
+    mode: Literal["off", "window", "parent"] = "off"
+    radius: dict[SourceType, int] = Field(
+        default_factory=_default_radius, description="window radius per source type: rows or paragraphs"
+    )
+    cross_sections: bool = Field(default=False, description="may a window cross a section boundary")
+    parent_span: int = Field(
+        default=64, ge=1, le=10_000, description="positions fetched each side in parent mode"
+    )
+
+    @field_validator("radius")
+    @classmethod
+    def _radius_in_range(cls, radius: dict[SourceType, int]) -> dict[SourceType, int]:
+        for source_type, value in radius.items():
+            if not 0 <= value <= 5:
+                raise ValueError(f"radius of {source_type!r} is {value}; allowed range is 0–5")
+        return {**_default_radius(), **radius}
+
+
+class RepairConfig(_Section):
+    """``[repair]``: fixed-budget gap repair, "replace, don't expand" (off unless enabled)."""
+
+    enabled: bool = False
+    loops: int = Field(default=2, ge=1, le=20, description="L, the most repair loops")
+    epsilon: float = Field(
+        default=0.05, ge=0.0, le=10.0, description="ε, the hysteresis margin a newcomer must beat"
+    )
+    dwell: int = Field(default=1, ge=0, le=20, description="loops a just-inserted chunk cannot be evicted")
+    gap_weight: float = Field(default=1.0, ge=0.0, le=100.0, description="λ1 · gap_coverage")
+    novelty_weight: float = Field(default=0.3, ge=0.0, le=100.0, description="λ2 · novelty")
+    redundancy_weight: float = Field(default=0.3, ge=0.0, le=100.0, description="λ3 · redundancy")
+    micro_k: int = Field(default=10, ge=1, le=1_000, description="candidates per micro-query")
+    facets: dict[str, list[str]] = Field(default_factory=dict, description="facet group name → its terms")
+
+
+class AssembleConfig(_Section):
+    """``[assemble]``: the prompt the bubble is delivered in (off unless enabled)."""
+
+    enabled: bool = False
+    max_tokens: int = Field(
+        default=8192, gt=0, le=10_000_000, description="T_max, the model's context window"
+    )
+    reserved_tokens: int = Field(
+        default=1024, ge=0, le=10_000_000, description="T_reserved, kept for the answer"
+    )
+    order: Literal["score", "primacy_recency", "document"] = "primacy_recency"
+    system_prompt: str | None = Field(default=None, description="None: the built-in prompt")
+    message_overhead: int = Field(default=3, ge=0, le=100, description="chat framing tokens per message")
+    reply_overhead: int = Field(default=3, ge=0, le=100, description="tokens that prime the reply")
+
+
 class BubbleConfig(_Section):
     """The whole resolved profile."""
 
     bubble: BubbleParams = Field(default_factory=BubbleParams)
     priors: PriorsConfig = Field(default_factory=PriorsConfig)
     buckets: BucketsConfig = Field(default_factory=BucketsConfig)
+    expand: ExpandConfig = Field(default_factory=ExpandConfig)
+    repair: RepairConfig = Field(default_factory=RepairConfig)
+    assemble: AssembleConfig = Field(default_factory=AssembleConfig)
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys), the form that is hashed and stored."""
