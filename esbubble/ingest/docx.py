@@ -1,0 +1,123 @@
+"""Word ``.docx`` reader: heading styles give sections; paragraphs and table rows give chunks.
+
+The section is the heading path (``Warranty > Exclusions``); text before
+the first heading has the file name as its section. A table's first row is
+its header when it has at least two non-empty cells; each further row is a
+chunk ``Header: value; …`` with ``row_number`` its row in the table.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import docx
+from docx.opc.exceptions import PackageNotFoundError
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+
+from esbubble.errors import IngestError
+from esbubble.ingest.drafts import Cell, Draft, finish, prose_drafts, row_drafts
+from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.segment import normalise_space
+from esbubble.models import Chunk
+
+_BUCKET = "Text"
+_HEADING = re.compile(r"^Heading (\d)$")
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+
+
+def _open(path: Path) -> Any:
+    try:
+        return docx.Document(str(path))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:
+        if path.read_bytes()[:4] == _OLE_MAGIC:
+            raise IngestError(
+                "document is encrypted or in the legacy .doc format", hint="save it as an unencrypted .docx"
+            ) from None
+        raise IngestError(f"not a readable .docx document ({type(error).__name__}: {error})") from None
+
+
+def heading_level(paragraph: Paragraph) -> int | None:
+    """1-9 for ``Heading n`` styles, 0 for ``Title``, None for body text."""
+    name = paragraph.style.name if paragraph.style is not None else ""
+    if name == "Title":
+        return 0
+    match = _HEADING.match(name or "")
+    return int(match.group(1)) if match else None
+
+
+def _row_values(row: Any) -> list[str]:
+    """The row's cell texts, a horizontally merged cell once."""
+    values: list[str] = []
+    seen: set[int] = set()
+    for cell in row.cells:
+        if id(cell._tc) in seen:
+            continue
+        seen.add(id(cell._tc))
+        values.append(normalise_space(cell.text))
+    return values
+
+
+def _table_drafts(base: str, table: Table, options: IngestOptions, section: str) -> list[Draft]:
+    rows = [_row_values(row) for row in table.rows]
+    headers: list[str] = []
+    start = 0
+    if rows and sum(1 for v in rows[0] if v) >= 2:
+        headers, start = rows[0], 1
+    drafts: list[Draft] = []
+    for number in range(start, len(rows)):
+        values = rows[number]
+        cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
+        drafts.extend(
+            row_drafts(
+                f"{base}/row={number + 1}",
+                cells,
+                options,
+                section=section,
+                default_bucket=_BUCKET,
+                sheet_name=None,
+                row_number=number + 1,
+            )
+        )
+    return drafts
+
+
+def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
+    """Paragraph and table-row chunks in document order."""
+    document = _open(path)
+    trail: list[tuple[int, str]] = []
+    paragraphs: Counter[str] = Counter()
+    tables: Counter[str] = Counter()
+    drafts: list[Draft] = []
+    for block in document.iter_inner_content():
+        section = " > ".join(text for _, text in trail) or path.name
+        if isinstance(block, Table):
+            tables[section] += 1
+            drafts.extend(
+                _table_drafts(f"section={section}/table={tables[section]}", block, options, section)
+            )
+            continue
+        text = normalise_space(block.text)
+        if not text:
+            continue
+        level = heading_level(block)
+        if level is not None:
+            trail = [(lvl, t) for lvl, t in trail if lvl < level] + [(level, text)]
+            continue
+        paragraphs[section] += 1
+        drafts.extend(
+            prose_drafts(
+                f"section={section}/para={paragraphs[section]}",
+                text,
+                options,
+                section=section,
+                default_bucket=_BUCKET,
+            )
+        )
+    if not drafts:
+        raise IngestError("document has no text", hint="check that it is not empty")
+    return finish(doc_id, "docx", drafts, options)

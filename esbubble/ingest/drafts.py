@@ -1,0 +1,169 @@
+"""From reader output to ``Chunk`` records: parts, ids, hashes, token counts.
+
+Readers describe *where* each piece of text sits (a ``Draft`` with its
+structural locator); this module turns drafts into chunks the same way for
+every format, so ids, positions, buckets and hashes follow one rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from esbubble.ingest.ids import chunk_id, content_hash, parent_id
+from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.segment import normalise_space, segment_text
+from esbubble.models import Chunk, SourceType
+from esbubble.tokens import count_many, count_tokens
+
+ROW_JOINER = "; "
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One non-empty cell of a row: its header (may be empty) and its rendered value."""
+
+    header: str
+    value: str
+
+    @property
+    def display(self) -> str:
+        return f"{self.header}: {self.value}" if self.header else self.value
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A piece of a document before it becomes a chunk.
+
+    ``locator`` names the place (``sheet=Pricing/row=12/part=0``); it must be
+    unique within the document, since the chunk id is derived from it.
+    """
+
+    locator: str
+    section: str
+    default_bucket: str
+    text: str
+    compare_text: str
+    sheet_name: str | None = None
+    row_number: int | None = None
+    page: int | None = None
+
+
+def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tuple[str, str]]:
+    """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
+
+    Parts are cut between cells; a cell that alone is too long is cut between sentences.
+    """
+    units: list[tuple[str, str]] = []
+    for cell in cells:
+        if count_tokens(cell.display, encoding) <= max_tokens:
+            units.append((cell.display, cell.value))
+            continue
+        prefix = f"{cell.header}: " if cell.header else ""
+        for index, piece in enumerate(segment_text(cell.display, max_tokens, encoding)):
+            compare = piece.removeprefix(prefix) if index == 0 else piece
+            units.append((piece, compare))
+    parts: list[tuple[str, str]] = []
+    text, compare = "", ""
+    for unit_text, unit_compare in units:
+        candidate = f"{text}{ROW_JOINER}{unit_text}" if text else unit_text
+        if text and count_tokens(candidate, encoding) > max_tokens:
+            parts.append((text, compare))
+            text, compare = unit_text, unit_compare
+        else:
+            text = candidate
+            compare = f"{compare} {unit_compare}" if compare else unit_compare
+    if text:
+        parts.append((text, compare))
+    return parts
+
+
+def prose_drafts(
+    base_locator: str,
+    text: str,
+    options: IngestOptions,
+    *,
+    section: str,
+    default_bucket: str,
+    page: int | None = None,
+) -> list[Draft]:
+    """Drafts for one paragraph: one per token-bounded segment, cut between sentences."""
+    return [
+        Draft(
+            locator=f"{base_locator}/part={index}",
+            section=section,
+            default_bucket=default_bucket,
+            text=piece,
+            compare_text=piece,
+            page=page,
+        )
+        for index, piece in enumerate(segment_text(text, options.max_chunk_tokens, options.encoding))
+    ]
+
+
+def row_drafts(
+    base_locator: str,
+    cells: Sequence[Cell],
+    options: IngestOptions,
+    *,
+    section: str,
+    default_bucket: str,
+    sheet_name: str | None,
+    row_number: int,
+) -> list[Draft]:
+    """Drafts for one table row; continuation parts keep the row number."""
+    clean = [Cell(normalise_space(c.header), normalise_space(c.value)) for c in cells]
+    clean = [c for c in clean if c.value]
+    return [
+        Draft(
+            locator=f"{base_locator}/part={index}",
+            section=section,
+            default_bucket=default_bucket,
+            text=text,
+            compare_text=compare,
+            sheet_name=sheet_name,
+            row_number=row_number,
+        )
+        for index, (text, compare) in enumerate(row_parts(clean, options.max_chunk_tokens, options.encoding))
+    ]
+
+
+def resolve_bucket(section: str, default_bucket: str, options: IngestOptions) -> str:
+    """The profile's ``[buckets.map]`` by section first, then by the format's default bucket."""
+    mapping = options.buckets.map
+    return mapping.get(section) or mapping.get(default_bucket) or default_bucket
+
+
+def finish(
+    doc_id: str, source_type: SourceType, drafts: Sequence[Draft], options: IngestOptions
+) -> list[Chunk]:
+    """Turn drafts (in document order) into chunks with ids, positions, buckets and hashes."""
+    seen: set[str] = set()
+    for draft in drafts:
+        if draft.locator in seen:
+            raise ValueError(f"duplicate locator {draft.locator!r} in {doc_id}")  # a reader bug
+        seen.add(draft.locator)
+    counts = count_many([d.text for d in drafts], options.encoding)
+    chunks: list[Chunk] = []
+    for position, (draft, tokens) in enumerate(zip(drafts, counts, strict=True)):
+        fields: dict[str, object] = {
+            "doc_id": doc_id,
+            "source_type": source_type,
+            "section": draft.section,
+            "sheet_name": draft.sheet_name,
+            "bucket": resolve_bucket(draft.section, draft.default_bucket, options),
+            "row_number": draft.row_number,
+            "page": draft.page,
+            "position": position,
+            "parent_id": parent_id(doc_id, draft.section),
+            "token_count": tokens,
+            "encoding": options.encoding,
+            "text": draft.text,
+            "compare_text": draft.compare_text,
+        }
+        chunks.append(
+            Chunk.model_validate(
+                {**fields, "chunk_id": chunk_id(doc_id, draft.locator), "content_hash": content_hash(fields)}
+            )
+        )
+    return chunks

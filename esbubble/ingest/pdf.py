@@ -1,0 +1,144 @@
+"""PDF reader (pypdf): chunks per page, split into paragraphs, cited by page number.
+
+Text is collected with its position and font size. Lines further apart
+than 1.35× the usual line spacing (the most common gap between body lines)
+start a new paragraph; lines set clearly larger than the body text
+(≥ 1.15×), or bold when the body is not, are headings and name the section
+of what follows, across pages. Headings are not chunks of
+their own: they live on in the ``section`` of the chunks below them. Text
+before the first heading has the file name as its section.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pypdf
+from pypdf.errors import PyPdfError
+
+from esbubble.errors import IngestError
+from esbubble.ingest.drafts import Draft, finish, prose_drafts
+from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.segment import normalise_space
+from esbubble.models import Chunk
+
+_BUCKET = "PDF"
+_PARAGRAPH_GAP = 1.35
+_HEADING_SCALE = 1.15
+_MAX_HEADING_CHARS = 120
+_SAME_LINE = 1.0
+
+
+@dataclass
+class _Line:
+    y: float
+    size: float
+    bold: bool
+    text: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+def _collect_lines(page: Any) -> list[_Line]:
+    """The page's text lines, top to bottom, with position, size and boldness."""
+    lines: list[_Line] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
+        if not text.strip():
+            return
+        y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+        scale = abs(tm[3] * cm[3]) or 1.0
+        bold = "bold" in str((font or {}).get("/BaseFont", "")).lower()
+        for piece in text.split("\n"):
+            if not piece.strip():
+                continue
+            last = lines[-1] if lines else None
+            if last is not None and abs(last.y - y) <= _SAME_LINE:
+                last.parts.append(piece)
+            else:
+                lines.append(_Line(y=y, size=round(size * scale, 1), bold=bold, parts=[piece]))
+
+    page.extract_text(visitor_text=visit)
+    for line in lines:
+        line.text = normalise_space(" ".join(line.parts))
+    return [line for line in lines if line.text]
+
+
+def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
+    """The most common (size, bold) of the document's text, weighted by characters."""
+    weights: Counter[tuple[float, bool]] = Counter()
+    for lines in pages:
+        for line in lines:
+            weights[(line.size, line.bold)] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else (0.0, False)
+
+
+def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
+    if len(line.text) > _MAX_HEADING_CHARS:
+        return False
+    return line.size >= body[0] * _HEADING_SCALE or (line.bold and not body[1] and line.size >= body[0])
+
+
+def _blocks(lines: list[_Line], body: tuple[float, bool]) -> list[tuple[bool, str]]:
+    """``(is_heading, text)`` blocks of one page, in reading order."""
+    gaps = Counter(
+        round(a.y - b.y)
+        for a, b in itertools.pairwise(lines)
+        if a.y - b.y > 0 and not _is_heading(a, body) and not _is_heading(b, body)
+    )
+    top = max(gaps.values(), default=0)
+    usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
+    blocks: list[tuple[bool, list[str]]] = []
+    previous: _Line | None = None
+    for line in lines:
+        heading = _is_heading(line, body)
+        gap = previous.y - line.y if previous is not None else 0.0
+        new_block = (
+            not blocks
+            or heading != blocks[-1][0]
+            or (usual > 0 and gap > usual * _PARAGRAPH_GAP)
+            or gap < 0  # a new column or a jump up the page
+        )
+        if new_block:
+            blocks.append((heading, [line.text]))
+        else:
+            blocks[-1][1].append(line.text)
+        previous = line
+    return [(heading, " ".join(texts)) for heading, texts in blocks]
+
+
+def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
+    """Paragraph chunks of every page; encrypted or text-less PDFs are refused."""
+    try:
+        reader = pypdf.PdfReader(path)
+        if reader.is_encrypted:
+            raise IngestError("PDF is encrypted", hint="remove the password protection and ingest it again")
+        pages = [_collect_lines(page) for page in reader.pages]
+    except (PyPdfError, ValueError, KeyError, TypeError, IndexError, RecursionError) as error:
+        raise IngestError(f"not a readable PDF ({type(error).__name__}: {error})") from None
+    body = _body_style(pages)
+    section = path.name
+    drafts: list[Draft] = []
+    for number, lines in enumerate(pages, start=1):
+        paragraph = 0
+        for heading, text in _blocks(lines, body):
+            if heading:
+                section = text
+                continue
+            drafts.extend(
+                prose_drafts(
+                    f"page={number}/para={paragraph}",
+                    text,
+                    options,
+                    section=section,
+                    default_bucket=_BUCKET,
+                    page=number,
+                )
+            )
+            paragraph += 1
+    if not drafts:
+        raise IngestError("PDF has no extractable text (scanned images?)", hint="run OCR on it first")
+    return finish(doc_id, "pdf", drafts, options)

@@ -1,0 +1,89 @@
+"""Token-length splitting at sentence boundaries.
+
+Long paragraphs and long table rows become several chunks of at most
+``max_tokens`` tokens each (tiktoken counts). Cuts fall between sentences;
+a sentence longer than the limit is cut between words, and a "word" longer
+than the limit (a URL, a hash) between characters, so every piece fits.
+"""
+
+from __future__ import annotations
+
+import re
+
+from esbubble.tokens import count_tokens
+
+# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) and whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_space(text: str) -> str:
+    """Collapse runs of whitespace to one space and trim the ends."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (whitespace-normalised), in order."""
+    flat = normalise_space(text)
+    if not flat:
+        return []
+    return [piece.strip() for piece in _SENTENCE_END.split(flat) if piece.strip()]
+
+
+def _split_chars(word: str, max_tokens: int, encoding: str) -> list[str]:
+    """Cut one over-long word into the longest prefixes that fit."""
+    pieces: list[str] = []
+    rest = word
+    while rest:
+        lo, hi = 1, len(rest)
+        while lo < hi:  # longest prefix that fits
+            mid = (lo + hi + 1) // 2
+            if count_tokens(rest[:mid], encoding) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        pieces.append(rest[:lo])
+        rest = rest[lo:]
+    return pieces
+
+
+def pack(units: list[str], max_tokens: int, encoding: str, *, joiner: str = " ") -> list[str]:
+    """Greedily join consecutive units with ``joiner`` into pieces of at most ``max_tokens``.
+
+    A unit that alone exceeds the limit is split further (words, then characters).
+    """
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        if count_tokens(unit, encoding) > max_tokens:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.extend(_split_long(unit, max_tokens, encoding))
+            continue
+        candidate = f"{current}{joiner}{unit}" if current else unit
+        if count_tokens(candidate, encoding) <= max_tokens:
+            current = candidate
+        else:
+            pieces.append(current)
+            current = unit
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _split_long(unit: str, max_tokens: int, encoding: str) -> list[str]:
+    words = unit.split(" ")
+    if len(words) > 1:
+        return pack(words, max_tokens, encoding)
+    return _split_chars(unit, max_tokens, encoding)
+
+
+def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> list[str]:
+    """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences."""
+    flat = normalise_space(text)
+    if not flat:
+        return []
+    if count_tokens(flat, encoding) <= max_tokens:
+        return [flat]
+    return pack(split_sentences(flat), max_tokens, encoding)

@@ -1,0 +1,152 @@
+"""Excel ``.xlsx`` reader: one chunk per non-empty row, ``Header: value; …``.
+
+Per sheet: the header row is the first of the top ten non-empty rows that
+has at least two cells, all short text; a header cell merged across columns
+makes the next row a second header row (``Group Sub``). Rows above the header
+(titles) become header-less chunks. Merged cells are read from their
+top-left cell: a vertical merge repeats the value on every row it spans, a
+horizontal one gives it once. Formulas are read as the cached value Excel
+saved; a formula without one (written by a library, never recalculated) is
+kept as its formula text (``=C5*D5``) rather than dropped.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+from openpyxl.utils.exceptions import InvalidFileException
+
+from esbubble.errors import IngestError
+from esbubble.ingest.drafts import Cell, Draft, finish, row_drafts
+from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.values import render_value
+from esbubble.models import Chunk
+
+_HEADER_SCAN_ROWS = 10
+_MAX_HEADER_CHARS = 60
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """A sheet's non-empty rendered values: row -> {column -> text}, plus header facts."""
+
+    rows: dict[int, dict[int, str]]
+    text_only: dict[int, bool]
+    horizontal_merges: dict[int, list[tuple[int, int]]]  # row -> [(min_col, max_col)]
+
+
+def _load(path: Path, *, data_only: bool) -> Any:
+    try:
+        return openpyxl.load_workbook(path, data_only=data_only)
+    except (zipfile.BadZipFile, InvalidFileException, KeyError, ValueError, TypeError) as error:
+        if path.read_bytes()[:4] == _OLE_MAGIC:
+            raise IngestError(
+                "workbook is encrypted or in the legacy .xls format",
+                hint="save it as an unencrypted .xlsx",
+            ) from None
+        raise IngestError(f"not a readable .xlsx workbook ({type(error).__name__}: {error})") from None
+
+
+def _grid(values: Any, formulas: Any) -> _Grid:
+    rows: dict[int, dict[int, str]] = {}
+    text_only: dict[int, bool] = {}
+    merges: dict[int, list[tuple[int, int]]] = {}
+    merged_heads: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+    for rng in values.merged_cells.ranges:
+        merged_heads[(rng.min_row, rng.min_col)] = (rng.min_row, rng.max_row, rng.min_col, rng.max_col)
+        if rng.max_col > rng.min_col:
+            merges.setdefault(rng.min_row, []).append((rng.min_col, rng.max_col))
+
+    def put(row: int, col: int, raw: object, fmt: str) -> None:
+        text = render_value(raw, fmt)
+        if text:
+            rows.setdefault(row, {})[col] = text
+            text_only[row] = text_only.get(row, True) and isinstance(raw, str)
+
+    for row in values.iter_rows():
+        for cell in row:
+            if cell.__class__.__name__ == "MergedCell":
+                continue
+            raw = cell.value
+            if raw is None:
+                formula = formulas.cell(row=cell.row, column=cell.column).value
+                raw = formula if isinstance(formula, str) and formula.startswith("=") else None
+            if raw is None:
+                continue
+            head = merged_heads.get((cell.row, cell.column))
+            span = range(head[0], head[1] + 1) if head else range(cell.row, cell.row + 1)
+            for r in span:
+                put(r, cell.column, raw, cell.number_format)
+    return _Grid(rows={r: rows[r] for r in sorted(rows)}, text_only=text_only, horizontal_merges=merges)
+
+
+def _is_header_like(grid: _Grid, row: int) -> bool:
+    cells = grid.rows[row]
+    return (
+        len(cells) >= 2
+        and grid.text_only.get(row, False)
+        and all(len(v) <= _MAX_HEADER_CHARS for v in cells.values())
+    )
+
+
+def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
+    """The header row numbers of a sheet and the header text of each column."""
+    order = list(grid.rows)
+    for index, row in enumerate(order[:_HEADER_SCAN_ROWS]):
+        if not _is_header_like(grid, row):
+            continue
+        header = dict(grid.rows[row])
+        spans = grid.horizontal_merges.get(row, [])
+        for lo, hi in spans:
+            for col in range(lo + 1, hi + 1):
+                header[col] = header.get(lo, "")
+        following = order[index + 1] if index + 1 < len(order) else None
+        if spans and following is not None and _is_header_like(grid, following):
+            sub = grid.rows[following]
+            columns = sorted(set(header) | set(sub))
+            combined = {c: " ".join(p for p in (header.get(c, ""), sub.get(c, "")) if p) for c in columns}
+            return [row, following], combined
+        return [row], header
+    return [], {}
+
+
+def _sheet_drafts(name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+    header_rows, headers = _headers(grid)
+    drafts: list[Draft] = []
+    for row, cells in grid.rows.items():
+        if row in header_rows:
+            continue
+        above_header = bool(header_rows) and row < header_rows[0]
+        row_cells = [
+            Cell(header="" if above_header else headers.get(col, ""), value=value)
+            for col, value in sorted(cells.items())
+        ]
+        drafts.extend(
+            row_drafts(
+                f"sheet={name}/row={row}",
+                row_cells,
+                options,
+                section=name,
+                default_bucket=name,
+                sheet_name=name,
+                row_number=row,
+            )
+        )
+    return drafts
+
+
+def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
+    """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
+    values = _load(path, data_only=True)
+    formulas = _load(path, data_only=False)
+    drafts: list[Draft] = []
+    for sheet in values.worksheets:
+        if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
+            continue
+        drafts.extend(_sheet_drafts(sheet.title, _grid(sheet, formulas[sheet.title]), options))
+    return finish(doc_id, "xlsx", drafts, options)
