@@ -1,0 +1,110 @@
+"""``open_store``: one connected ``Store`` per invocation, external cluster or embedded engine."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from elastic_transport import TransportError
+from elasticsearch import ApiError, AuthenticationException, Elasticsearch
+
+from esbubble.errors import EngineError
+from esbubble.models import EngineInfo
+from esbubble.settings import Settings
+from esbubble.store.client import make_client
+from esbubble.store.engine import daemon_status, ephemeral_engine
+from esbubble.store.names import IndexNames
+
+
+@dataclass(frozen=True)
+class Store:
+    """What every store function needs: a client, the index names, and what is on the other end."""
+
+    client: Elasticsearch
+    names: IndexNames
+    engine: EngineInfo
+    display_url: str
+    settings: Settings
+
+
+def engine_info(info: dict[str, Any]) -> EngineInfo:
+    """Name, version and API flavour from ``GET /``; osmem announces itself in ``build_hash``."""
+    version = info.get("version", {})
+    distribution = str(version.get("distribution") or "elasticsearch")
+    name = "osmem-server" if version.get("build_hash") == "osmem" else distribution
+    return EngineInfo(name=name, version=str(version.get("number", "unknown")), distribution=distribution)
+
+
+def _scrub(text: str, settings: Settings) -> str:
+    """Remove anything secret from an error text before it is shown."""
+    secrets = [s.get_secret_value() for s in (settings.api_key, settings.password) if s is not None]
+    if settings.url:
+        secrets.append(settings.url)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _client_options(settings: Settings) -> dict[str, Any]:
+    options: dict[str, Any] = {"request_timeout": settings.request_timeout}
+    if settings.api_key is not None:
+        options["api_key"] = settings.api_key.get_secret_value()
+    elif settings.username is not None and settings.password is not None:
+        options["basic_auth"] = (settings.username, settings.password.get_secret_value())
+    if settings.ca_certs is not None:
+        options["ca_certs"] = str(settings.ca_certs)
+    if not settings.verify_certs:
+        options["verify_certs"] = False
+        options["ssl_show_warn"] = False
+    if settings.ssl_assert_fingerprint:
+        options["ssl_assert_fingerprint"] = settings.ssl_assert_fingerprint
+    return options
+
+
+def connect(url: str, settings: Settings, *, shown_url: str) -> Store:
+    """A ``Store`` on ``url``, after checking that the engine answers."""
+    client = make_client(url, **_client_options(settings))
+    try:
+        info = client.info().body
+    except AuthenticationException:
+        client.close()
+        raise EngineError(
+            f"Elasticsearch at {shown_url} refused the credentials",
+            hint="check ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD",
+        ) from None
+    except (TransportError, ApiError) as error:
+        client.close()
+        reason = _scrub(str(getattr(error, "message", error)), settings)
+        raise EngineError(
+            f"cannot reach Elasticsearch at {shown_url}: {reason}",
+            hint="is it running? set ELASTICSEARCH_URL or --url, or unset it to use the embedded engine",
+        ) from None
+    names = IndexNames.for_prefix(settings.prefix)
+    return Store(
+        client=client, names=names, engine=engine_info(info), display_url=shown_url, settings=settings
+    )
+
+
+@contextlib.contextmanager
+def open_store(settings: Settings) -> Iterator[Store]:
+    """Connect to the configured cluster, or to the embedded engine when no URL is set.
+
+    Embedded: a running ``esbubble engine start`` daemon is used when there is
+    one; otherwise an ephemeral engine lives for the duration of the block and
+    its data is snapshotted to ``ESBUBBLE_HOME`` on exit.
+    """
+    with contextlib.ExitStack() as stack:
+        if settings.url is not None:
+            store = connect(settings.url, settings, shown_url=settings.display_url)
+        else:
+            daemon = daemon_status(settings)
+            if daemon.running and daemon.url is not None:
+                store = connect(daemon.url, settings, shown_url=f"embedded ({daemon.url})")
+            else:
+                url = stack.enter_context(ephemeral_engine(settings))
+                store = connect(url, settings, shown_url=f"embedded ({url})")
+        stack.callback(store.client.close)
+        yield store

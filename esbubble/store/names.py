@@ -1,0 +1,65 @@
+"""Index and alias names, all derived from one validated prefix."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.errors import ConfigError
+
+_PREFIX = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
+CHUNKS_VERSION = 1
+
+
+def validate_prefix(prefix: str) -> str:
+    """A prefix is lowercase letters, digits, ``-`` and ``_`` (no wildcards, commas or paths)."""
+    if not _PREFIX.fullmatch(prefix):
+        raise ConfigError(
+            f"invalid index prefix {prefix!r}",
+            hint="use 1-48 lowercase letters, digits, '-' or '_', starting with a letter or digit",
+        )
+    return prefix
+
+
+class IndexNames(BaseModel):
+    """The names esbubble uses for one prefix: aliases to read, concrete indices to write."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prefix: str
+
+    @classmethod
+    def for_prefix(cls, prefix: str) -> IndexNames:
+        return cls(prefix=validate_prefix(prefix))
+
+    @property
+    def chunks(self) -> str:
+        """The alias every chunk read and write goes through."""
+        return f"{self.prefix}-chunks"
+
+    @property
+    def chunks_index(self) -> str:
+        """The concrete chunk index behind the alias."""
+        return f"{self.prefix}-chunks-v{CHUNKS_VERSION}"
+
+    @property
+    def traces(self) -> str:
+        return f"{self.prefix}-traces"
+
+    @property
+    def runs(self) -> str:
+        return f"{self.prefix}-runs"
+
+    @property
+    def pattern(self) -> str:
+        """Every index this prefix owns, for export and listing."""
+        return f"{self.prefix}-*"
+
+    def traces_index(self, timestamp: datetime) -> str:
+        """The monthly trace index a record with this timestamp goes to."""
+        return f"{self.prefix}-traces-{timestamp:%Y.%m}"
+
+    def runs_index(self, timestamp: datetime) -> str:
+        return f"{self.prefix}-runs-{timestamp:%Y.%m}"
