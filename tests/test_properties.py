@@ -1,0 +1,230 @@
+"""Invariants of the bubble over random candidate sets and configs (hypothesis).
+
+Each property is stated in plain words in its test name; the checks recompute
+what they need from the inputs (shares, words, rules) rather than asking the
+code under test.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.models import GATE_REASONS, Bubble, Candidate, Chunk, GateResult, TraceRecord
+from esbubble.text import word_set
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+VOCAB = ("slab", "membrane", "warranty", "drain", "pump", "tile", "roof", "steel", "joint", "seal", "paint")
+SECTIONS = ("Scope", "Below Grade", "Terms", "Rates", "Notes")
+QUERIES = ("membrane warranty", "slab drain pump", "roof", "steel joint seal paint", "")
+
+STAGES = {
+    "relevance": "relevance_gate",
+    "redundancy": "overlap_gate",
+    "section_budget": "section_budget_gate",
+    "global_budget": "budget_gate",
+    "max_chunks": "max_chunks_gate",
+}
+RULES = {
+    "value > limit": lambda v, lim: v > lim,
+    "value < limit": lambda v, lim: v < lim,
+    "value <= limit": lambda v, lim: v <= lim,
+}
+
+
+@st.composite
+def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
+    n = draw(st.integers(min_value=0, max_value=25))
+    ids = draw(st.lists(st.integers(0, 999), min_size=n, max_size=n, unique=True))
+    candidates = []
+    for i in ids:
+        words = draw(st.lists(st.sampled_from(VOCAB), min_size=0, max_size=8))
+        text = " ".join(words)
+        section = draw(st.sampled_from(SECTIONS))
+        chunk = Chunk(
+            chunk_id=f"c{i:03d}",
+            doc_id="doc",
+            source_type="text",
+            section=section,
+            bucket=section,
+            position=i,
+            token_count=draw(st.integers(min_value=0, max_value=120)),
+            content_hash=f"h{i}",
+            text=text,
+            compare_text=text,
+        )
+        candidates.append(Candidate(chunk=chunk, es_score=draw(st.floats(0, 20))))
+    return candidates
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> BubbleConfig:
+    listed = draw(st.lists(st.sampled_from(SECTIONS), unique=True, max_size=3))
+    weights = [draw(st.integers(0, 10)) for _ in listed]
+    scale = draw(st.floats(0.0, 1.0))
+    total = sum(weights) or 1
+    shares = {bucket: scale * w / total for bucket, w in zip(listed, weights, strict=True)}
+    data = {
+        "bubble": {
+            "token_budget": draw(st.integers(1, 600)),
+            "overlap_threshold": draw(st.floats(0.01, 1.0)),
+            "max_chunks": draw(st.integers(1, 12)),
+            "min_score": draw(st.floats(-1.0, 1.0)),
+            "length_norm": draw(st.one_of(st.just("median"), st.floats(0.5, 200.0))),
+            "slack_policy": draw(st.sampled_from(["strict", "global_pool"])),
+            "variant": draw(st.sampled_from(["flat_topk", "structure", "diversity", "full"])),
+        },
+        "priors": {
+            "sections": {s: draw(st.floats(-3.0, 6.0)) for s in draw(st.lists(st.sampled_from(SECTIONS)))},
+            "keywords": {k: draw(st.floats(-1.0, 2.0)) for k in draw(st.lists(st.sampled_from(VOCAB)))},
+        },
+        "buckets": {"shares": shares, "map": {"Notes": "Terms"} if draw(st.booleans()) else {}},
+    }
+    return parse_config(data)
+
+
+def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bubble:
+    return build_bubble(query, candidates, config, run_id="prop", now=NOW)
+
+
+def expected_shares(bubble_buckets: set[str], config: BubbleConfig) -> dict[str, float]:
+    """ρ_b as the issue states it, recomputed independently of the code under test."""
+    listed = config.buckets.shares
+    unlisted = [b for b in bubble_buckets if b not in listed]
+    rest = max(0.0, 1.0 - sum(listed.values()))
+    return {**listed, **{b: rest / len(unlisted) for b in unlisted}}
+
+
+def rederive(record: TraceRecord) -> tuple[str, str, str]:
+    """Rebuild (final_decision, final_reason, stage) from the record's own fields alone."""
+    deciding: list[GateResult] = record.step_details.second_pass or record.step_details.gates
+    assert [g.gate for g in deciding] == list(STAGES)
+    by_gate = {g.gate: g for g in deciding}
+    # Each gate's numbers are the record's numbers.
+    assert by_gate["relevance"].value == record.score_final
+    assert by_gate["redundancy"].value == record.overlap
+    assert by_gate["redundancy"].limit == record.threshold
+    assert by_gate["section_budget"].value == record.token_count
+    assert by_gate["global_budget"].value == record.token_count
+    assert by_gate["global_budget"].limit == record.budget_remaining
+    if record.step_details.second_pass:
+        assert by_gate["section_budget"].limit == record.step_details.pool_remaining
+    else:
+        assert by_gate["section_budget"].limit == record.bucket_remaining
+    assert record.score_raw == record.tf + record.boost
+    assert record.score_final == record.score_raw * record.len_penalty
+    for gate in deciding:
+        expected = RULES[gate.rule](gate.value, gate.limit) if gate.enabled else True
+        assert gate.passed == expected
+    failed = next((g for g in deciding if not g.passed), None)
+    if failed is None:
+        return "selected", "passed_all_gates", "selection"
+    return "rejected", GATE_REASONS[failed.gate], STAGES[failed.gate]
+
+
+common = settings(max_examples=150, deadline=None)
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_bubble_never_exceeds_the_global_budget(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    bubble = _build(query, candidates, config)
+    assert bubble.tokens_used <= config.bubble.token_budget
+    assert len(bubble.selected) <= config.bubble.max_chunks
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_under_strict_no_bucket_exceeds_its_share(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    config = config.with_overrides(slack_policy="strict", variant="full")
+    bubble = _build(query, candidates, config)
+    present = {config.buckets.bucket_of(c.chunk.section, c.chunk.bucket) for c in candidates}
+    shares = expected_shares(present, config)
+    spent: dict[str, int] = {}
+    for chosen in bubble.selected:
+        bucket = config.buckets.bucket_of(chosen.chunk.section, chosen.chunk.bucket)
+        spent[bucket] = spent.get(bucket, 0) + chosen.chunk.token_count
+    for bucket, tokens in spent.items():
+        assert tokens <= shares[bucket] * config.bubble.token_budget + 1e-6
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_global_pool_only_spends_what_buckets_left(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    config = config.with_overrides(slack_policy="global_pool", variant="full")
+    bubble = _build(query, candidates, config)
+    second = [r for r in bubble.trace if r.step_details.second_pass and r.final_decision == "selected"]
+    assert bubble.pool is not None
+    assert sum(r.token_count for r in second) <= bubble.pool
+    first_pass_spent: dict[str, int] = {}
+    for record in bubble.trace:
+        if record.final_decision == "selected" and not record.step_details.second_pass:
+            first_pass_spent[record.bucket] = first_pass_spent.get(record.bucket, 0) + record.token_count
+    for bucket, tokens in first_pass_spent.items():
+        assert tokens <= bubble.bucket_caps[bucket]
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.sampled_from(["diversity", "full"]))
+def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
+    candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
+) -> None:
+    config = config.with_overrides(variant=variant)
+    bubble = _build(query, candidates, config)
+    before: set[str] = set()
+    for chosen in bubble.selected:
+        words = word_set(chosen.chunk.compare_text, config.bubble.stop_words)
+        value = len(words & before) / len(words) if words else 0.0
+        assert value < config.bubble.overlap_threshold
+        assert value == chosen.overlap
+        before |= words
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_every_candidate_has_exactly_one_final_decision(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    bubble = _build(query, candidates, config)
+    assert sorted(r.chunk_id for r in bubble.trace) == sorted(c.chunk.chunk_id for c in candidates)
+    selected_ids = {s.chunk.chunk_id for s in bubble.selected}
+    for record in bubble.trace:
+        assert (record.final_decision == "selected") == (record.chunk_id in selected_ids)
+        assert (record.final_reason == "passed_all_gates") == (record.final_decision == "selected")
+    orders = sorted(r.selection_order for r in bubble.trace if r.selection_order is not None)
+    assert orders == list(range(1, len(selected_ids) + 1))
+    assert [r.rank for r in bubble.trace] == list(range(1, len(candidates) + 1))
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.data())
+def test_shuffling_the_input_order_changes_nothing(
+    candidates: list[Candidate], config: BubbleConfig, query: str, data: st.DataObject
+) -> None:
+    shuffled = data.draw(st.permutations(candidates))
+    first = _build(query, candidates, config)
+    second = _build(query, shuffled, config)
+    assert first.model_dump() == second.model_dump()
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_every_decision_can_be_rederived_from_its_trace_record(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    bubble = _build(query, candidates, config)
+    for record in bubble.trace:
+        decision, reason, stage = rederive(record)
+        assert (decision, reason, stage) == (record.final_decision, record.final_reason, record.stage)
+        assert record.step_decision == ("pass" if decision == "selected" else "fail")
+        assert record.score_final > config.bubble.min_score or decision == "rejected"
