@@ -1,0 +1,77 @@
+"""The gates: boundaries, disabled gates, and the first failing gate giving the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from esbubble.gates import (
+    first_failure,
+    global_budget_gate,
+    max_chunks_gate,
+    overlap,
+    reason_of,
+    redundancy_gate,
+    relevance_gate,
+    rule_holds,
+    section_budget_gate,
+)
+
+
+def test_overlap_is_the_share_of_the_chunks_words_already_in_the_bubble() -> None:
+    assert overlap(frozenset({"a", "b", "c", "d"}), {"a", "b", "x"}) == 0.5
+    assert overlap(frozenset({"a"}), set()) == 0.0
+    assert overlap(frozenset(), {"a"}) == 0.0
+
+
+def test_relevance_needs_a_score_strictly_above_min_score() -> None:
+    assert relevance_gate(1.01, 1.0).passed
+    assert not relevance_gate(1.0, 1.0).passed
+    assert relevance_gate(0.5, 1.0).model_dump() == {
+        "gate": "relevance", "passed": False, "value": 0.5, "limit": 1.0,
+        "rule": "value > limit", "enabled": True,
+    }  # fmt: skip
+
+
+def test_redundancy_rejects_at_delta_and_above() -> None:
+    assert redundancy_gate(0.54, 0.55).passed
+    assert not redundancy_gate(0.55, 0.55).passed
+    assert not redundancy_gate(1.0, 1.0).passed
+
+
+def test_budget_gates_admit_an_exact_fit() -> None:
+    assert section_budget_gate(100, 100.0).passed
+    assert not section_budget_gate(101, 100.0).passed
+    assert global_budget_gate(0, 0.0).passed
+    assert not global_budget_gate(1, 0.0).passed
+
+
+def test_max_chunks_admits_while_the_bubble_is_below_it() -> None:
+    assert max_chunks_gate(9, 10).passed
+    assert not max_chunks_gate(10, 10).passed
+
+
+def test_a_disabled_gate_is_logged_and_passes() -> None:
+    gate = redundancy_gate(0.99, 0.5, enabled=False)
+    assert (gate.enabled, gate.passed, gate.value, gate.limit) == (False, True, 0.99, 0.5)
+    assert section_budget_gate(500, 10.0, enabled=False).passed
+
+
+def test_the_first_failing_gate_in_order_gives_the_reason() -> None:
+    gates = [
+        relevance_gate(2.0, 0.0),
+        redundancy_gate(0.9, 0.5),
+        section_budget_gate(50, 10.0),
+        global_budget_gate(50, 10.0),
+        max_chunks_gate(0, 5),
+    ]
+    assert reason_of(gates) == "too_redundant"
+    assert first_failure(gates) == gates[1]
+    assert reason_of(gates[2:]) == "section_budget_exceeded"
+    assert reason_of(gates[3:]) == "budget_exceeded"
+    assert reason_of([relevance_gate(2.0, 0.0), max_chunks_gate(5, 5)]) == "max_chunks"
+    assert reason_of([relevance_gate(2.0, 0.0)]) == "passed_all_gates"
+
+
+def test_an_unknown_rule_is_a_bug_not_a_verdict() -> None:
+    with pytest.raises(ValueError, match="unknown gate rule"):
+        rule_holds("value == limit", 1.0, 1.0)
