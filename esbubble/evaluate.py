@@ -1,0 +1,271 @@
+"""The paper's tables over a query set: every variant, token-matched, and a δ sweep.
+
+Retrieval happens once per query (``retrieve_many``); every variant, the
+token-matched re-runs and each δ of the sweep reuse those candidates, so the
+comparison isolates selection from retrieval. ``evaluate_cases`` is the pure
+part (candidates in, tables out); ``evaluate`` adds the retrieval.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig
+from esbubble.errors import InputError
+from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics
+from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Variant
+from esbubble.report import Table
+from esbubble.variants import token_matched_config
+
+DELTA_SWEEP: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
+VARIANT_ORDER: tuple[Variant, ...] = ("flat_topk", "structure", "diversity", "full")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CaseLike(Protocol):
+    """What evaluation needs from a query-set entry (``esbubble.queryset.QueryCase`` has it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def category(self) -> str | None: ...
+    @property
+    def gold(self) -> Sequence[str]: ...
+
+
+class EvalCase(_Model):
+    """One query of the set with the candidates retrieved for it."""
+
+    id: str
+    query: str
+    category: str | None = None
+    gold: list[str] = Field(default_factory=list)
+    candidates: list[Candidate]
+
+
+class VariantRow(_Model):
+    """One row of Table 1 / 1b: means per query."""
+
+    variant: Variant
+    token_budget: float
+    tokens_used: float
+    unique_sections: float
+    avg_overlap: float
+    selected: float
+    gold_recall: float | None
+
+
+class DeltaRow(_Model):
+    """One point of the δ sweep (full variant), means per query."""
+
+    delta: float
+    passed_redundancy: float
+    tokens_used: float
+    unique_sections: float
+    avg_overlap: float
+
+
+class QueryRow(_Model):
+    """Per query and variant: what the bubble used, for drilling into a mean."""
+
+    id: str
+    category: str | None
+    variant: Variant
+    tokens_used: int
+    unique_sections: int
+    gold_recall: float | None
+
+
+class Evaluation(_Model):
+    """The paper's tables over one query set."""
+
+    queries: int
+    budget: int
+    delta: float
+    table1: list[VariantRow] = Field(description="fixed budget")
+    table1b: list[VariantRow] = Field(description="token-matched: each query's budget = what full used")
+    table2: dict[str, dict[str, float]] = Field(description="variant -> section -> mean tokens per query")
+    table7: dict[str, dict[str, float]] = Field(
+        description="variant -> rejection reason -> share of rejections"
+    )
+    recall_by_category: dict[str, dict[str, float]] = Field(
+        description="variant -> category -> mean gold recall (queries with gold only)"
+    )
+    delta_sweep: list[DeltaRow]
+    per_query: list[QueryRow]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def _row(variant: Variant, budgets: Sequence[int], metrics: Sequence[BubbleMetrics]) -> VariantRow:
+    agg = aggregate(metrics)
+    return VariantRow(
+        variant=variant,
+        token_budget=_mean([float(b) for b in budgets]),
+        tokens_used=agg.tokens_used,
+        unique_sections=agg.unique_sections,
+        avg_overlap=agg.avg_overlap,
+        selected=agg.selected,
+        gold_recall=agg.gold_recall,
+    )
+
+
+def _passed_redundancy(bubble: Bubble) -> int:
+    """Candidates whose first-pass redundancy gate held (the quantity Figure 3 plots)."""
+    return sum(
+        1
+        for record in bubble.trace
+        if any(g.gate == "redundancy" and g.passed for g in record.step_details.gates)
+    )
+
+
+def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: datetime) -> Evaluation:
+    """All tables from already-retrieved candidates; pure and deterministic."""
+    if not cases:
+        raise InputError("the query set is empty", hint="add at least one {id, query} line")
+
+    def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
+        run_id = f"eval-{tag}-{variant}-{case.id}"
+        return build_bubble(case.query, case.candidates, cfg, run_id=run_id, now=now, variant=variant)
+
+    fixed: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
+    matched: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
+    matched_budgets: list[int] = []
+    per_query: list[QueryRow] = []
+    for case in cases:
+        gold = case.gold or None
+        for variant in VARIANT_ORDER:
+            m = bubble_metrics(bubble(case, config, variant, "fixed"), gold)
+            fixed[variant].append(m)
+            per_query.append(
+                QueryRow(
+                    id=case.id,
+                    category=case.category,
+                    variant=variant,
+                    tokens_used=m.tokens_used,
+                    unique_sections=m.unique_sections,
+                    gold_recall=m.gold_recall,
+                )
+            )
+        matched_cfg = token_matched_config(config, fixed["full"][-1].tokens_used)
+        matched_budgets.append(matched_cfg.bubble.token_budget)
+        for variant in VARIANT_ORDER:
+            matched[variant].append(bubble_metrics(bubble(case, matched_cfg, variant, "matched"), gold))
+
+    table2: dict[str, dict[str, float]] = {}
+    table7: dict[str, dict[str, float]] = {}
+    recall: dict[str, dict[str, float]] = {}
+    for variant in VARIANT_ORDER:
+        sections: dict[str, int] = {}
+        for m in fixed[variant]:
+            for section, tokens in m.tokens_per_section.items():
+                sections[section] = sections.get(section, 0) + tokens
+        table2[variant] = {s: t / len(cases) for s, t in sorted(sections.items())}
+        shares = aggregate(fixed[variant]).rejected_share
+        table7[variant] = {reason: shares.get(reason, 0.0) for reason in REJECTION_REASONS}
+        by_category: dict[str, list[float]] = {}
+        for case, m in zip(cases, fixed[variant], strict=True):
+            if m.gold_recall is not None:
+                by_category.setdefault(case.category or "uncategorised", []).append(m.gold_recall)
+        recall[variant] = {c: _mean(v) for c, v in sorted(by_category.items())}
+
+    sweep = []
+    for delta in DELTA_SWEEP:
+        cfg = config.with_overrides(overlap_threshold=delta)
+        bubbles = [bubble(case, cfg, "full", f"delta{delta:g}") for case in cases]
+        metrics = [bubble_metrics(b) for b in bubbles]
+        sweep.append(
+            DeltaRow(
+                delta=delta,
+                passed_redundancy=_mean([float(_passed_redundancy(b)) for b in bubbles]),
+                tokens_used=_mean([float(m.tokens_used) for m in metrics]),
+                unique_sections=_mean([float(m.unique_sections) for m in metrics]),
+                avg_overlap=_mean([m.avg_overlap for m in metrics]),
+            )
+        )
+
+    budget = config.bubble.token_budget
+    return Evaluation(
+        queries=len(cases),
+        budget=budget,
+        delta=config.bubble.overlap_threshold,
+        table1=[_row(v, [budget] * len(cases), fixed[v]) for v in VARIANT_ORDER],
+        table1b=[_row(v, matched_budgets, matched[v]) for v in VARIANT_ORDER],
+        table2=table2,
+        table7=table7,
+        recall_by_category=recall,
+        delta_sweep=sweep,
+        per_query=per_query,
+    )
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def evaluation_tables(evaluation: Evaluation) -> list[Table]:
+    """The evaluation as printable tables (CLI and HTML report share them)."""
+    variants = [row.variant for row in evaluation.table1]
+    header = ["variant", "budget", "tokens used", "unique sections", "avg overlap", "selected", "gold recall"]
+
+    def variant_rows(rows: Sequence[VariantRow]) -> list[list[str]]:
+        return [
+            [
+                r.variant,
+                _num(r.token_budget, 0),
+                _num(r.tokens_used),
+                _num(r.unique_sections, 2),
+                _num(r.avg_overlap, 2),
+                _num(r.selected, 2),
+                _num(r.gold_recall, 2),
+            ]
+            for r in rows
+        ]
+
+    sections = sorted({s for per in evaluation.table2.values() for s in per})
+    categories = sorted({c for per in evaluation.recall_by_category.values() for c in per})
+    n = evaluation.queries
+    recall = evaluation.recall_by_category
+    return [
+        Table(title=f"Table 1 — fixed budget ({n} queries, means)", columns=header,
+              rows=variant_rows(evaluation.table1)),
+        Table(title="Table 1b — token-matched (budget = tokens full used)", columns=header,
+              rows=variant_rows(evaluation.table1b)),
+        Table(
+            title="Table 2 — tokens per section (mean per query)",
+            columns=["variant", *sections],
+            rows=[[v, *(_num(evaluation.table2[v].get(s, 0.0)) for s in sections)] for v in variants],
+        ),
+        Table(
+            title="Table 7 — rejection reasons (share of rejected candidates)",
+            columns=["variant", *REJECTION_REASONS],
+            rows=[[v, *(f"{evaluation.table7[v][r]:.0%}" for r in REJECTION_REASONS)] for v in variants],
+        ),
+        Table(
+            title="Gold recall per category",
+            columns=["variant", *categories],
+            rows=[[v, *(_num(recall[v].get(c), 2) for c in categories)] for v in variants],
+        ),
+        Table(
+            title="Figure 3 — δ sweep (full variant, means per query)",
+            columns=["δ", "passing redundancy gate", "tokens used", "unique sections", "avg overlap"],
+            rows=[
+                [f"{d.delta:g}", _num(d.passed_redundancy), _num(d.tokens_used), _num(d.unique_sections, 2),
+                 _num(d.avg_overlap, 2)]
+                for d in evaluation.delta_sweep
+            ],
+        ),
+    ]  # fmt: skip

@@ -1,0 +1,122 @@
+"""The paper's tables over a query set, computed from candidates (no engine needed)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.errors import InputError
+from esbubble.evaluate import DELTA_SWEEP, EvalCase, evaluate_cases, evaluation_tables
+from esbubble.models import Candidate, Chunk
+
+NOW = datetime(2026, 1, 2, tzinfo=UTC)
+CONFIG = parse_config(
+    {
+        "bubble": {"token_budget": 60, "overlap_threshold": 0.55, "max_chunks": 10, "slack_policy": "strict"},
+        "priors": {"sections": {"Scope of Works": 2.0, "Products": 1.0}},
+        "buckets": {"shares": {"Scope of Works": 0.5, "Below Grade": 0.3, "Products": 0.2}},
+    }
+)
+
+
+def chunk(chunk_id: str, section: str, text: str, tokens: int) -> Chunk:
+    return Chunk(
+        chunk_id=chunk_id, doc_id="job", source_type="xlsx", section=section, sheet_name=section,
+        bucket=section, row_number=int(chunk_id[1:]), position=int(chunk_id[1:]), token_count=tokens,
+        content_hash=chunk_id, text=text, compare_text=text,
+    )  # fmt: skip
+
+
+CHUNKS = [
+    chunk("c1", "Scope of Works", "scope of work supply install membrane basement", 12),
+    chunk("c2", "Scope of Works", "scope of work supply install membrane basement slab", 12),
+    chunk("c3", "Scope of Works", "scope of work supply install membrane basement walls", 12),
+    chunk("c4", "Scope of Works", "scope work supply install membrane basement pits", 12),
+    chunk("c5", "Below Grade", "below grade waterproofing work to retaining walls", 10),
+    chunk("c6", "Products", "products bitumen sheet primer work", 6),
+]
+
+
+def candidates(chunks: list[Chunk]) -> list[Candidate]:
+    return [Candidate(chunk=c, es_score=10.0 - i, es_rank=i + 1) for i, c in enumerate(chunks)]
+
+
+CASES = [
+    EvalCase(id="q1", query="scope of work", category="scope", gold=["c5"], candidates=candidates(CHUNKS)),
+    EvalCase(id="q2", query="membrane work", category="materials", gold=["c6", "c1"],
+             candidates=candidates(CHUNKS[::-1])),
+    EvalCase(id="q3", query="basement", category=None, candidates=candidates(CHUNKS[:4])),
+]  # fmt: skip
+
+
+def test_table1_has_every_variant_within_budget_and_flat_topk_stays_in_one_section() -> None:
+    evaluation = evaluate_cases(CASES, CONFIG, now=NOW)
+    rows = {row.variant: row for row in evaluation.table1}
+    assert list(rows) == ["flat_topk", "structure", "diversity", "full"]
+    assert all(row.tokens_used <= 60 and row.token_budget == 60 for row in rows.values())
+    assert rows["full"].unique_sections > rows["flat_topk"].unique_sections
+    assert rows["full"].avg_overlap < rows["flat_topk"].avg_overlap
+    assert evaluation.queries == 3 and len(evaluation.per_query) == 12
+
+
+def test_token_matched_budget_is_what_full_used_per_query() -> None:
+    evaluation = evaluate_cases(CASES, CONFIG, now=NOW)
+    full_tokens = [row.tokens_used for row in evaluation.per_query if row.variant == "full"]
+    expected_budget = sum(max(1, t) for t in full_tokens) / len(full_tokens)
+    for row in evaluation.table1b:
+        assert row.token_budget == pytest.approx(expected_budget)
+        assert row.tokens_used <= row.token_budget
+
+
+def test_table2_sums_to_tokens_used_and_table7_shares_sum_to_one() -> None:
+    evaluation = evaluate_cases(CASES, CONFIG, now=NOW)
+    for row in evaluation.table1:
+        assert sum(evaluation.table2[row.variant].values()) == pytest.approx(row.tokens_used)
+        shares = evaluation.table7[row.variant]
+        assert sum(shares.values()) == pytest.approx(1.0) or sum(shares.values()) == 0.0
+
+
+def test_gold_recall_is_per_category_and_only_over_queries_with_gold() -> None:
+    evaluation = evaluate_cases(CASES, CONFIG, now=NOW)
+    for variant, per_category in evaluation.recall_by_category.items():
+        assert set(per_category) == {"scope", "materials"}
+        rows = {r.id: r for r in evaluation.per_query if r.variant == variant}
+        assert per_category["scope"] == rows["q1"].gold_recall
+        assert per_category["materials"] == rows["q2"].gold_recall
+        assert rows["q3"].gold_recall is None
+
+
+def test_delta_sweep_covers_the_papers_range_and_is_deterministic() -> None:
+    first = evaluate_cases(CASES, CONFIG, now=NOW)
+    assert [row.delta for row in first.delta_sweep] == list(DELTA_SWEEP)
+    assert first == evaluate_cases(CASES, CONFIG, now=NOW)
+    # At the loosest δ the redundancy gate lets at least as many through as at the strictest.
+    assert first.delta_sweep[-1].passed_redundancy >= first.delta_sweep[0].passed_redundancy
+
+
+def test_empty_query_set_is_a_user_error() -> None:
+    with pytest.raises(InputError, match="the query set is empty"):
+        evaluate_cases([], CONFIG, now=NOW)
+
+
+def test_tables_name_every_variant_and_section() -> None:
+    tables = evaluation_tables(evaluate_cases(CASES, CONFIG, now=NOW))
+    titles = [t.title for t in tables]
+    assert titles[0].startswith("Table 1 ") and titles[1].startswith("Table 1b")
+    table2 = tables[2]
+    assert [row[0] for row in table2.rows] == ["flat_topk", "structure", "diversity", "full"]
+    assert "Below Grade" in table2.columns
+    assert all(len(row) == len(table.columns) for table in tables for row in table.rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(budget=st.integers(min_value=1, max_value=200), delta=st.floats(min_value=0.05, max_value=1.0))
+def test_no_variant_ever_exceeds_its_budget(budget: int, delta: float) -> None:
+    config: BubbleConfig = CONFIG.with_overrides(token_budget=budget, overlap_threshold=delta)
+    evaluation = evaluate_cases(CASES, config, now=NOW)
+    assert all(row.tokens_used <= budget for row in evaluation.table1)
+    assert all(row.tokens_used <= row.token_budget for row in evaluation.table1b)
