@@ -10,9 +10,8 @@ of the others' nearest neighbours. Budgets only ever shrink: the global budget
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -77,12 +76,13 @@ class BudgetState:
     used: int
     caps: dict[str, int]
     bucket_used: dict[str, int] = field(default_factory=dict)
+    closed_to_new: bool = False
 
     def refusal(self, bucket: str, tokens: int) -> str | None:
         """Why ``tokens`` more in ``bucket`` would break a budget, or None when they fit."""
         if self.used + tokens > self.budget:
             return "budget_exceeded"
-        cap = self.caps.get(bucket)
+        cap = self.caps.get(bucket, 0 if self.closed_to_new else None)
         if cap is not None and self.bucket_used.get(bucket, 0) + tokens > cap:
             return "section_budget_exceeded"
         return None
@@ -97,15 +97,24 @@ def bucket_of(chunk: Chunk, config: BubbleConfig) -> str:
     return config.buckets.bucket_of(chunk.section, chunk.bucket)
 
 
-def budget_state(chunks: Iterable[Chunk], config: BubbleConfig, budget: int) -> BudgetState:
-    """The budget after ``chunks``. A bucket already past its cap (global_pool slack) may not grow."""
-    state = BudgetState(budget=budget, used=0, caps={})
+def budget_state(bubble: Bubble, chunks: Iterable[Chunk], config: BubbleConfig) -> BudgetState:
+    """The budget after ``chunks``, with the bubble's own bucket caps ``ρ_b·T_B``.
+
+    Caps apply only when the bubble's variant uses section budgets. A bucket
+    the global_pool slack already took past its cap may not grow further; a
+    bucket the bubble had no cap for is bounded by the global budget alone
+    under global_pool and gets nothing under strict.
+    """
+    state = BudgetState(budget=bubble.budget, used=0, caps={})
     for chunk in chunks:
         state.spend(bucket_of(chunk, config), chunk.token_count)
-    if VARIANTS[config.bubble.variant].section_budgets:
-        for bucket, share in config.buckets.shares.items():
-            cap = math.floor(share * budget)
+    if VARIANTS[bubble.variant].section_budgets:
+        caps = dict(bubble.bucket_caps)
+        if config.bubble.slack_policy == "strict":
+            caps.update({b: 0 for b in state.bucket_used if b not in caps})
+        for bucket, cap in caps.items():
             state.caps[bucket] = max(cap, state.bucket_used.get(bucket, 0))
+        state.closed_to_new = config.bubble.slack_policy == "strict"
     return state
 
 
@@ -206,7 +215,7 @@ def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _P
             key=lambda c: (c.position, c.chunk_id),
         )
         missing = [c for c in family if c.chunk_id not in plan.included and c.content_hash not in plan.hashes]
-        trial = BudgetState(plan.state.budget, plan.state.used, plan.state.caps, dict(plan.state.bucket_used))
+        trial = replace(plan.state, bucket_used=dict(plan.state.bucket_used))
         refusal = None
         for chunk in missing:
             refusal = trial.refusal(bucket_of(chunk, plan.config), chunk.token_count)
@@ -305,7 +314,7 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
     """Expand the bubble's chunks with ``neighbours`` per ``config.expand``; pure and deterministic."""
     selected = sorted(bubble.selected, key=lambda s: s.selection_order)
     anchors = [s.chunk for s in selected]
-    state = budget_state(anchors, config, bubble.budget)
+    state = budget_state(bubble, anchors, config)
     plan = _Plan(
         config=config,
         state=state,

@@ -96,10 +96,8 @@ def test_rejected_candidate_pulled_in_becomes_expanded_into() -> None:
 
 def test_bucket_cap_refuses_a_neighbour_in_a_full_bucket() -> None:
     chunks = doc("a", 3)
-    config = parse_config(
-        {"expand": {"mode": "window", "radius": {"text": 1}}, "buckets": {"shares": {"Text": 0.2}}}
-    )
-    result = plan_expansion(make_bubble([chunks[1]], budget=100), chunks, config)
+    bubble = make_bubble([chunks[1]], budget=100).model_copy(update={"bucket_caps": {"Text": 20}})
+    result = plan_expansion(bubble, chunks, window_config())
     assert reasons(result.events) == ["fits: a#2", "section_budget_exceeded: a#0"]
 
 

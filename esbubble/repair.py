@@ -1,0 +1,350 @@
+"""Fixed-budget gap repair: "replace, don't expand" (seed 002, SEAL-RAG), lexically.
+
+Facets are the query terms ``T(q)`` plus the profile's facet groups; a facet
+is a gap when no selected chunk contains any of its terms. The store runs one
+micro-query per gap (batched); this module decides, purely, which newcomer
+replaces which selected chunk. Per loop, the selected chunk of lowest utility
+``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` (measured against the rest of
+the bubble) is the victim; the best newcomer replaces it only when it beats
+the victim by ε, closes a current gap and passes every gate of the bubble
+after the swap. The chunk count never changes and the token total never
+grows. A chunk that just entered cannot be evicted for ``dwell`` loops, and an
+evicted chunk never comes back, so repair cannot oscillate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.config import BubbleConfig
+from esbubble.expand import bucket_of, budget_state
+from esbubble.gates import (
+    global_budget_gate,
+    max_chunks_gate,
+    overlap,
+    redundancy_gate,
+    relevance_gate,
+    section_budget_gate,
+)
+from esbubble.models import (
+    Bubble,
+    Candidate,
+    Chunk,
+    GateResult,
+    ReplacementEvent,
+    SelectedChunk,
+    StepDetails,
+    TraceRecord,
+)
+from esbubble.score import contains_phrase, length_penalty, structural_prior, term_frequency
+from esbubble.select import query_hash, trace_id
+from esbubble.text import query_terms, tokenize, word_set
+from esbubble.variants import VARIANTS
+
+
+class Facet(BaseModel):
+    """One thing the query asks about: a query term, or a profile facet group (any of its terms)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    terms: list[str]
+
+    def covered_by(self, tokens: Sequence[str]) -> bool:
+        return any(contains_phrase(tokens, tokenize(term)) for term in self.terms)
+
+
+class Utility(BaseModel):
+    """A chunk's repair utility against the rest of the bubble, with its parts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_id: str
+    gap_coverage: float
+    novelty: float
+    redundancy: float
+    utility: float
+
+
+class RepairResult(BaseModel):
+    """The repaired bubble, every swap made, and the gaps before and after."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bubble: Bubble
+    events: list[ReplacementEvent]
+    gaps_before: list[str]
+    gaps_after: list[str]
+    loops: int
+
+
+def facets_of(query: str, config: BubbleConfig) -> list[Facet]:
+    """The query terms ``T(q)``, then the profile's facet groups, in a stable order."""
+    terms = query_terms(query, config.bubble.stop_words)
+    facets = [Facet(name=term, terms=[term]) for term in terms]
+    for name, group in sorted(config.repair.facets.items()):
+        facets.append(Facet(name=name, terms=list(group)))
+    return facets
+
+
+def uncovered(facets: Sequence[Facet], chunks: Sequence[Chunk]) -> list[Facet]:
+    """The facets no chunk in ``chunks`` covers."""
+    token_lists = [tokenize(c.text) for c in chunks]
+    return [f for f in facets if not any(f.covered_by(tokens) for tokens in token_lists)]
+
+
+def micro_queries(gaps: Sequence[Facet]) -> list[str]:
+    """One query per gap, restricted to the gap's terms."""
+    return [" ".join(gap.terms) for gap in gaps]
+
+
+def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config: BubbleConfig) -> Utility:
+    """``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` of ``chunk`` against ``rest``.
+
+    gap_coverage: the share of all facets ``chunk`` covers that ``rest`` does not;
+    novelty: the share of its words not yet in ``rest``; redundancy: its largest
+    overlap with any single chunk of ``rest`` (the MMR-style penalty).
+    """
+    stops = config.bubble.stop_words
+    open_facets = uncovered(facets, rest)
+    tokens = tokenize(chunk.text)
+    closes = sum(1 for f in open_facets if f.covered_by(tokens))
+    gap_coverage = closes / len(facets) if facets else 0.0
+    words = word_set(chunk.compare_text, stops)
+    rest_words = [word_set(c.compare_text, stops) for c in rest]
+    novelty = 1.0 - overlap(words, set().union(*rest_words)) if words else 0.0
+    redundancy = max((overlap(words, other) for other in rest_words), default=0.0)
+    params = config.repair
+    value = (
+        params.gap_weight * gap_coverage
+        + params.novelty_weight * novelty
+        - params.redundancy_weight * redundancy
+    )
+    return Utility(
+        chunk_id=chunk.chunk_id,
+        gap_coverage=gap_coverage,
+        novelty=novelty,
+        redundancy=redundancy,
+        utility=value,
+    )
+
+
+@dataclass(frozen=True)
+class _Scores:
+    tf: float
+    boost: float
+    len_penalty: float
+    score_raw: float
+    score: float
+
+
+def _score(chunk: Chunk, bubble: Bubble, config: BubbleConfig) -> _Scores:
+    """eq. 5–8 for a newcomer, with the bubble's own θ (so its score is comparable)."""
+    tokens = tokenize(chunk.text)
+    tf = float(term_frequency(query_terms(bubble.query, config.bubble.stop_words), tokens))
+    use_priors = VARIANTS[bubble.variant].priors
+    boost = (
+        structural_prior(chunk.section, bucket_of(chunk, config), tokens, config.priors)
+        if use_priors
+        else 0.0
+    )
+    lp = length_penalty(chunk.token_count, bubble.theta or 1.0)
+    return _Scores(tf=tf, boost=boost, len_penalty=lp, score_raw=tf + boost, score=(tf + boost) * lp)
+
+
+def _swap_gates(
+    newcomer: Chunk, victim: Chunk, rest: Sequence[Chunk], bubble: Bubble, config: BubbleConfig
+) -> list[GateResult]:
+    """The bubble's gates for ``newcomer`` entering in ``victim``'s place."""
+    switches = VARIANTS[bubble.variant]
+    state = budget_state(bubble, rest, config)
+    bucket = bucket_of(newcomer, config)
+    cap = state.caps.get(bucket, 0 if state.closed_to_new else None)
+    victim_bucket_tokens = victim.token_count if bucket_of(victim, config) == bucket else 0
+    if cap is not None:
+        bucket_before = state.bucket_used.get(bucket, 0) + victim_bucket_tokens
+        bucket_left = float(max(cap, bucket_before) - state.bucket_used.get(bucket, 0))
+    else:
+        bucket_left = float(bubble.budget)
+    rest_words: set[str] = set().union(*(word_set(c.compare_text, config.bubble.stop_words) for c in rest))
+    # Never grow the token total: the newcomer may spend at most what the victim frees.
+    tokens_left = float(min(bubble.budget - state.used, victim.token_count))
+    return [
+        relevance_gate(_score(newcomer, bubble, config).score, config.bubble.min_score),
+        redundancy_gate(
+            overlap(word_set(newcomer.compare_text, config.bubble.stop_words), rest_words),
+            bubble.delta,
+            enabled=switches.redundancy,
+        ),
+        section_budget_gate(newcomer.token_count, bucket_left, enabled=switches.section_budgets),
+        global_budget_gate(newcomer.token_count, tokens_left),
+        max_chunks_gate(len(rest), config.bubble.max_chunks),
+    ]
+
+
+def _newcomer_record(
+    candidate: Candidate, bubble: Bubble, config: BubbleConfig, *, rank: int, order: int, details: StepDetails
+) -> TraceRecord:
+    chunk = candidate.chunk
+    scores = _score(chunk, bubble, config)
+    now = bubble.trace[0].timestamp if bubble.trace else None
+    return TraceRecord.model_validate(
+        {
+            "trace_id": trace_id(bubble.run_id, chunk.chunk_id),
+            "run_id": bubble.run_id,
+            "batch_id": bubble.batch_id,
+            "@timestamp": now,
+            "query": None if bubble.query_redacted else bubble.query,
+            "query_hash": query_hash(bubble.query),
+            "variant": bubble.variant,
+            "rank": rank,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "section": chunk.section,
+            "sheet_name": chunk.sheet_name,
+            "bucket": bucket_of(chunk, config),
+            "row_number": chunk.row_number,
+            "page": chunk.page,
+            "token_count": chunk.token_count,
+            "tf": scores.tf,
+            "boost": scores.boost,
+            "len_penalty": scores.len_penalty,
+            "score_raw": scores.score_raw,
+            "score_final": scores.score,
+            "es_score": candidate.es_score,
+            "es_rank": candidate.es_rank,
+            "overlap": details.gates[1].value,
+            "threshold": bubble.delta,
+            "budget_remaining": details.gates[3].limit,
+            "bucket_remaining": details.gates[2].limit,
+            "stage": "repair",
+            "step_decision": "pass",
+            "final_decision": "selected",
+            "final_reason": "passed_all_gates",
+            "selection_order": order,
+            "step_details": details,
+        }
+    )
+
+
+def _pool(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """One candidate per chunk id (the best engine score), in chunk-id order."""
+    best: dict[str, Candidate] = {}
+    for candidate in candidates:
+        seen = best.get(candidate.chunk.chunk_id)
+        if seen is None or candidate.es_score > seen.es_score:
+            best[candidate.chunk.chunk_id] = candidate
+    return [best[k] for k in sorted(best)]
+
+
+def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleConfig) -> RepairResult:
+    """Swap low-utility chunks for gap-closing newcomers; pure and deterministic."""
+    facets = facets_of(bubble.query, config)
+    selected = sorted(bubble.selected, key=lambda s: s.selection_order)
+    gaps_before = [f.name for f in uncovered(facets, [s.chunk for s in selected])]
+    pool = _pool(candidates)
+    records = {r.chunk_id: r for r in bubble.trace}
+    extra_records: list[TraceRecord] = []
+    inserted_at: dict[str, int] = {}
+    evicted: set[str] = set()
+    events: list[ReplacementEvent] = []
+    loops = 0
+    params = config.repair
+    for loop in range(1, params.loops + 1):
+        chunks = [s.chunk for s in selected]
+        gaps = uncovered(facets, chunks)
+        if not gaps or not selected:
+            break
+        loops = loop
+        present = {c.chunk_id for c in chunks} | evicted
+        hashes = {c.content_hash for c in chunks}
+        victims = []
+        for s in selected:
+            if loop - inserted_at.get(s.chunk.chunk_id, -(10**9)) <= params.dwell:
+                continue
+            rest = [c for c in chunks if c.chunk_id != s.chunk.chunk_id]
+            victims.append((utility(s.chunk, rest, facets, config), s))
+        if not victims:
+            break
+        victim_utility, victim = min(victims, key=lambda v: (v[0].utility, -v[1].rank, v[1].chunk.chunk_id))
+        rest = [c for c in chunks if c.chunk_id != victim.chunk.chunk_id]
+        ranked = []
+        for candidate in pool:
+            chunk = candidate.chunk
+            if chunk.chunk_id in present or chunk.content_hash in hashes:
+                continue
+            if not any(g.covered_by(tokenize(chunk.text)) for g in gaps):
+                continue
+            ranked.append((utility(chunk, rest, facets, config), candidate))
+        ranked.sort(key=lambda u: (-u[0].utility, u[1].chunk.chunk_id))
+        swap = None
+        for newcomer_utility, candidate in ranked:
+            if newcomer_utility.utility <= victim_utility.utility + params.epsilon:
+                break
+            gates = _swap_gates(candidate.chunk, victim.chunk, rest, bubble, config)
+            if all(g.passed for g in gates):
+                swap = (newcomer_utility, candidate, gates)
+                break
+        if swap is None:
+            break
+        newcomer_utility, candidate, gates = swap
+        event = ReplacementEvent(
+            victim_chunk_id=victim.chunk.chunk_id,
+            newcomer_chunk_id=candidate.chunk.chunk_id,
+            victim_utility=victim_utility.utility,
+            newcomer_utility=newcomer_utility.utility,
+            margin=params.epsilon,
+            loop=loop,
+        )
+        events.append(event)
+        evicted.add(victim.chunk.chunk_id)
+        inserted_at[candidate.chunk.chunk_id] = loop
+        order = max(s.selection_order for s in selected) + 1
+        parts = f"newcomer {newcomer_utility.model_dump()}, victim {victim_utility.model_dump()}"
+        note = f"repair loop {loop}: {parts}"
+        details = StepDetails(gates=gates, replacement=event, notes=[note])
+        known = records.get(candidate.chunk.chunk_id)
+        rank = known.rank if known is not None else len(bubble.trace) + len(extra_records) + 1
+        scores = _score(candidate.chunk, bubble, config)
+        selected = [s for s in selected if s is not victim] + [
+            SelectedChunk(
+                rank=rank,
+                selection_order=order,
+                chunk=candidate.chunk,
+                tf=scores.tf,
+                boost=scores.boost,
+                len_penalty=scores.len_penalty,
+                score=scores.score,
+                es_score=candidate.es_score,
+                overlap=gates[1].value,
+            )
+        ]
+        new_record = _newcomer_record(candidate, bubble, config, rank=rank, order=order, details=details)
+        if known is not None:
+            records[known.chunk_id] = new_record.model_copy(
+                update={"rank": known.rank, "es_rank": known.es_rank}
+            )
+        else:
+            extra_records.append(new_record)
+            records[new_record.chunk_id] = new_record
+        old = records[victim.chunk.chunk_id]
+        records[victim.chunk.chunk_id] = old.model_copy(
+            update={
+                "final_decision": "rejected",
+                "final_reason": "replaced",
+                "stage": "repair",
+                "step_decision": "fail",
+                "step_details": old.step_details.model_copy(update={"replacement": event}),
+            }
+        )
+    trace = [records[r.chunk_id] for r in bubble.trace] + [records[r.chunk_id] for r in extra_records]
+    return RepairResult(
+        bubble=bubble.model_copy(update={"selected": selected, "trace": trace}),
+        events=events,
+        gaps_before=gaps_before,
+        gaps_after=[f.name for f in uncovered(facets, [s.chunk for s in selected])],
+        loops=loops,
+    )

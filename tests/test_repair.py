@@ -1,0 +1,191 @@
+"""Fixed-budget repair: gaps, utility, swaps that never grow the bubble."""
+
+from __future__ import annotations
+
+from delivery_helpers import NOW, make_chunk
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.gates import overlap
+from esbubble.models import Bubble, Candidate, Chunk
+from esbubble.repair import facets_of, micro_queries, plan_repair, uncovered
+from esbubble.text import word_set
+
+
+def repair_config(**repair: object) -> BubbleConfig:
+    return parse_config(
+        {
+            "bubble": {"token_budget": 40, "max_chunks": 3, "length_norm": 10.0, "overlap_threshold": 0.9},
+            "repair": {"enabled": True, **repair},
+        }
+    )
+
+
+def candidates(chunks: list[Chunk]) -> list[Candidate]:
+    return [Candidate(chunk=c, es_score=1.0, es_rank=i) for i, c in enumerate(chunks, start=1)]
+
+
+QUERY = "steel beam price delivery"
+STEEL = make_chunk("quote", 0, text="steel beam grade S355 price 120 per metre")
+BEAM = make_chunk("quote", 1, text="steel beam price list 120 metre")
+WELD = make_chunk("quote", 2, text="steel welding price surcharge 15 percent")
+DELIVERY = make_chunk("memo", 0, text="delivery to site within two weeks", tokens=8)
+
+
+def base_bubble(config: BubbleConfig) -> Bubble:
+    return build_bubble(QUERY, candidates([STEEL, BEAM, WELD]), config, run_id="r1", now=NOW)
+
+
+def test_facets_are_query_terms_then_profile_groups() -> None:
+    config = repair_config(facets={"timing": ["lead time", "delivery"]})
+    facets = facets_of(QUERY, config)
+    assert [f.name for f in facets] == ["steel", "beam", "price", "delivery", "timing"]
+    assert [f.name for f in uncovered(facets, [STEEL])] == ["delivery", "timing"]
+    assert micro_queries(uncovered(facets, [STEEL])) == ["delivery", "lead time delivery"]
+
+
+def test_multi_word_facet_terms_match_as_phrases() -> None:
+    config = repair_config(facets={"timing": ["lead time"]})
+    facet = facets_of("x", config)[-1]
+    assert facet.covered_by(["the", "lead", "time", "is"])
+    assert not facet.covered_by(["time", "lead"])
+
+
+def test_gap_closing_newcomer_replaces_the_lowest_utility_chunk() -> None:
+    config = repair_config()
+    bubble = base_bubble(config)
+    assert len(bubble.selected) == 3
+    result = plan_repair(bubble, candidates([DELIVERY, STEEL]), config)
+    assert result.gaps_before == ["delivery"]
+    assert result.gaps_after == []
+    (event,) = result.events
+    assert event.newcomer_chunk_id == DELIVERY.chunk_id
+    assert event.victim_chunk_id == BEAM.chunk_id  # nearly a copy of the steel chunk: least utility
+    assert event.newcomer_utility > event.victim_utility + event.margin
+    repaired = result.bubble
+    assert len(repaired.selected) == len(bubble.selected)
+    assert repaired.tokens_used <= bubble.tokens_used
+    records = {r.chunk_id: r for r in repaired.trace}
+    assert (records[BEAM.chunk_id].final_decision, records[BEAM.chunk_id].final_reason) == (
+        "rejected",
+        "replaced",
+    )
+    assert records[BEAM.chunk_id].step_details.replacement == event
+    newcomer = records[DELIVERY.chunk_id]
+    assert (newcomer.final_decision, newcomer.stage) == ("selected", "repair")
+    assert all(g.passed for g in newcomer.step_details.gates)
+    assert len(repaired.trace) == len(bubble.trace) + 1
+
+
+def test_no_swap_when_the_newcomer_needs_more_tokens_than_the_victim_frees() -> None:
+    config = repair_config()
+    big = make_chunk("memo", 0, text="delivery to site within two weeks", tokens=11)
+    result = plan_repair(base_bubble(config), candidates([big]), config)
+    assert result.events == []
+    assert result.bubble.selected == base_bubble(config).selected
+    assert result.gaps_after == ["delivery"]
+
+
+def test_hysteresis_margin_blocks_a_marginal_swap() -> None:
+    config = repair_config(epsilon=5.0)
+    result = plan_repair(base_bubble(config), candidates([DELIVERY]), config)
+    assert result.events == []
+
+
+def test_redundancy_gate_blocks_a_newcomer_that_repeats_the_bubble() -> None:
+    config = repair_config()
+    echo = make_chunk(
+        "memo", 1, text="steel beam grade S355 price 120 per metre welding surcharge delivery", tokens=9
+    )
+    result = plan_repair(base_bubble(config), candidates([echo]), config)
+    assert result.events == []
+
+
+def test_nothing_to_repair_when_every_facet_is_covered() -> None:
+    config = repair_config()
+    bubble = build_bubble("steel price", candidates([STEEL, BEAM]), config, run_id="r", now=NOW)
+    result = plan_repair(bubble, candidates([DELIVERY]), config)
+    assert (result.loops, result.events, result.bubble) == (0, [], bubble)
+
+
+VOCAB = ["steel", "beam", "price", "delivery", "site", "grade", "bolt", "paint", "crane", "week"]
+
+
+@st.composite
+def repair_scenarios(draw: st.DrawFn) -> tuple[str, list[Chunk], list[Chunk], BubbleConfig]:
+    def chunk(doc: str, position: int) -> Chunk:
+        words = draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6))
+        return make_chunk(
+            doc,
+            position,
+            text=" ".join(words),
+            tokens=draw(st.integers(1, 12)),
+            section=draw(st.sampled_from(["A", "B"])),
+            bucket=draw(st.sampled_from(["Text", "PDF"])),
+        )
+
+    initial = [chunk("d", i) for i in range(draw(st.integers(1, 6)))]
+    extra = [chunk("e", i) for i in range(draw(st.integers(0, 8)))]
+    query = " ".join(draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4)))
+    config = parse_config(
+        {
+            "bubble": {
+                "token_budget": draw(st.integers(5, 40)),
+                "max_chunks": draw(st.integers(1, 4)),
+                "overlap_threshold": draw(st.sampled_from([0.3, 0.55, 1.0])),
+                "slack_policy": draw(st.sampled_from(["strict", "global_pool"])),
+                "variant": draw(st.sampled_from(["flat_topk", "structure", "diversity", "full"])),
+            },
+            "repair": {
+                "enabled": True,
+                "loops": draw(st.integers(1, 4)),
+                "dwell": draw(st.integers(0, 2)),
+                "epsilon": draw(st.sampled_from([0.0, 0.05, 0.5])),
+                "facets": draw(st.sampled_from([{}, {"logistics": ["crane", "delivery week"]}])),
+            },
+        }
+    )
+    return query, initial, extra, config
+
+
+@settings(max_examples=150, deadline=None)
+@given(repair_scenarios())
+def test_repair_never_grows_and_every_gate_holds_after_each_swap(
+    scenario: tuple[str, list[Chunk], list[Chunk], BubbleConfig],
+) -> None:
+    query, initial, extra, config = scenario
+    bubble = build_bubble(query, candidates(initial), config, run_id="r", now=NOW)
+    result = plan_repair(bubble, candidates(extra + initial), config)
+    repaired = result.bubble
+    # The number of chunks and the token total never grow.
+    assert len(repaired.selected) == len(bubble.selected)
+    assert repaired.tokens_used <= bubble.tokens_used <= bubble.budget
+    assert len({s.chunk.chunk_id for s in repaired.selected}) == len(repaired.selected)
+    assert result.loops <= config.repair.loops
+    assert len(result.events) <= result.loops
+    # Every swap's gates passed, and the newcomer beat the victim by more than ε.
+    records = {r.chunk_id: r for r in repaired.trace}
+    for event in result.events:
+        assert event.newcomer_utility > event.victim_utility + config.repair.epsilon
+        assert records[event.victim_chunk_id].final_reason == "replaced"
+        gates = records[event.newcomer_chunk_id].step_details.gates
+        assert gates and all(g.passed for g in gates)
+    # Dwell: a chunk inserted in loop t is not evicted in loops t+1 … t+dwell.
+    inserted = {e.newcomer_chunk_id: e.loop for e in result.events}
+    for event in result.events:
+        if event.victim_chunk_id in inserted:
+            assert event.loop - inserted[event.victim_chunk_id] > config.repair.dwell
+    # After the swaps, the redundancy gate still holds for each newcomer against the rest.
+    if config.bubble.variant in ("diversity", "full"):
+        stops = config.bubble.stop_words
+        for s in repaired.selected:
+            if s.chunk.chunk_id in inserted:
+                rest = set().union(
+                    *(word_set(o.chunk.compare_text, stops) for o in repaired.selected if o is not s)
+                )
+                assert overlap(word_set(s.chunk.compare_text, stops), rest) < config.bubble.overlap_threshold
+    # One trace record per chunk, every selected chunk marked selected.
+    assert len(records) == len(repaired.trace)
+    assert all(records[s.chunk.chunk_id].final_decision == "selected" for s in repaired.selected)
