@@ -1,0 +1,140 @@
+"""Greedy selection: bucket shares and caps, the two slack policies, budget and max_chunks rejections."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.models import Bubble, Candidate, Chunk
+from esbubble.select import bucket_caps, resolve_shares, trace_id
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _candidate(chunk_id: str, section: str, text: str, tokens: int) -> Candidate:
+    chunk = Chunk(
+        chunk_id=chunk_id,
+        doc_id="d",
+        source_type="text",
+        section=section,
+        bucket=section,
+        position=0,
+        token_count=tokens,
+        content_hash=chunk_id,
+        text=text,
+        compare_text=text,
+    )
+    return Candidate(chunk=chunk)
+
+
+def _reasons(bubble: Bubble) -> dict[str, str]:
+    return {r.chunk_id: r.final_reason for r in bubble.trace}
+
+
+def test_unlisted_present_buckets_split_what_listed_shares_leave() -> None:
+    assert resolve_shares(["A", "B", "C"], {"A": 0.6}) == {"A": 0.6, "B": 0.2, "C": 0.2}
+    assert resolve_shares(["A", "B"], {}) == {"A": 0.5, "B": 0.5}
+    assert resolve_shares(["A"], {"A": 0.3, "Z": 0.7}) == {"A": 0.3, "Z": 0.7}
+    assert resolve_shares(["B"], {"A": 1.0}) == {"A": 1.0, "B": 0.0}
+
+
+def test_caps_are_whole_tokens_rounded_down() -> None:
+    assert bucket_caps({"A": 0.6, "B": 1 / 3}, 1000) == {"A": 600, "B": 333}
+    assert bucket_caps({"A": 0.7}, 10) == {"A": 7}
+
+
+# Section A: three 30-token chunks that score highest; B: one 10-token chunk.
+# T_B = 100, ρ_A = 0.5 listed, ρ_B = 0.5 (the rest), so caps are 50 / 50.
+POOL_CANDIDATES = [
+    _candidate("a1", "A", "slab slab slab alpha", 30),
+    _candidate("a2", "A", "slab slab slab beta", 30),
+    _candidate("a3", "A", "slab slab slab gamma", 30),
+    _candidate("b1", "B", "slab delta", 10),
+]
+
+
+def _pool_config(policy: str) -> BubbleConfig:
+    return parse_config(
+        {
+            "bubble": {"token_budget": 100, "slack_policy": policy, "length_norm": 30.0},
+            "buckets": {"shares": {"A": 0.5}},
+        }
+    )
+
+
+def test_strict_leaves_unspent_bucket_share_unused() -> None:
+    bubble = build_bubble("slab", POOL_CANDIDATES, _pool_config("strict"), run_id="r", now=NOW)
+    assert [s.chunk.chunk_id for s in bubble.selected] == ["a1", "b1"]
+    assert _reasons(bubble) == {
+        "a1": "passed_all_gates",
+        "a2": "section_budget_exceeded",
+        "a3": "section_budget_exceeded",
+        "b1": "passed_all_gates",
+    }
+    assert bubble.pool is None
+    assert all(not r.step_details.second_pass for r in bubble.trace)
+
+
+def test_global_pool_second_pass_spends_what_buckets_left() -> None:
+    bubble = build_bubble("slab", POOL_CANDIDATES, _pool_config("global_pool"), run_id="r", now=NOW)
+    assert bubble.bucket_caps == {"A": 50, "B": 50}
+    assert bubble.pool == 20 + 40
+    assert [s.chunk.chunk_id for s in bubble.selected] == ["a1", "b1", "a2", "a3"]
+    assert bubble.tokens_used == 100
+    records = {r.chunk_id: r for r in bubble.trace}
+    assert records["a2"].step_details.pool_remaining == 60
+    assert records["a3"].step_details.pool_remaining == 30
+    # The pass-1 verdict stays on record next to the pass-2 one.
+    first = {g.gate: g for g in records["a2"].step_details.gates}
+    second = {g.gate: g for g in records["a2"].step_details.second_pass}
+    assert (first["section_budget"].passed, first["section_budget"].limit) == (False, 20)
+    assert (second["section_budget"].passed, second["section_budget"].limit) == (True, 60)
+    assert records["a2"].budget_remaining == 60  # after a1 and b1
+    assert records["a2"].selection_order == 3
+
+
+def test_second_pass_still_applies_every_other_gate() -> None:
+    # a9 repeats a2's words: it passes redundancy in pass 1 (overlap 1/2 with a1) but once
+    # a2 enters through the pool, its overlap is 1.0 and the second pass rejects it.
+    candidates = [*POOL_CANDIDATES[:2], _candidate("a9", "A", "slab slab slab beta", 30), POOL_CANDIDATES[3]]
+    bubble = build_bubble("slab", candidates, _pool_config("global_pool"), run_id="r", now=NOW)
+    record = next(r for r in bubble.trace if r.chunk_id == "a9")
+    assert record.final_reason == "too_redundant"
+    assert record.stage == "overlap_gate"
+    assert [g.gate for g in record.step_details.gates if not g.passed] == ["section_budget"]
+    assert record.step_details.second_pass
+    assert record.overlap == 1.0
+
+
+BIG_AND_SMALL = [_candidate("big", "S", "slab slab slab slab", 60), _candidate("small", "S", "slab", 10)]
+
+
+def test_a_chunk_larger_than_the_budget_is_budget_exceeded_and_selection_continues() -> None:
+    config = parse_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "variant": "diversity"}})
+    bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
+    assert _reasons(bubble) == {"big": "budget_exceeded", "small": "passed_all_gates"}
+    big = bubble.trace[0]
+    assert (big.stage, big.budget_remaining, big.step_decision) == ("budget_gate", 50, "fail")
+
+
+def test_with_section_budgets_the_bucket_gate_fails_first() -> None:
+    config = parse_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
+    bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
+    big = bubble.trace[0]
+    assert big.final_reason == "section_budget_exceeded"
+    assert [g.gate for g in big.step_details.gates if not g.passed] == ["section_budget", "global_budget"]
+
+
+def test_max_chunks_stops_the_bubble_growing() -> None:
+    config = parse_config({"bubble": {"max_chunks": 1}})
+    candidates = [_candidate("x", "S", "slab one", 5), _candidate("y", "S", "slab two", 5)]
+    bubble = build_bubble("slab", candidates, config, run_id="r", now=NOW)
+    assert _reasons(bubble) == {"x": "passed_all_gates", "y": "max_chunks"}
+    assert bubble.trace[1].stage == "max_chunks_gate"
+
+
+def test_trace_ids_are_derived_from_run_and_chunk() -> None:
+    assert trace_id("run1", "c1") == trace_id("run1", "c1")
+    assert trace_id("run1", "c1") != trace_id("run2", "c1")
+    assert len(trace_id("run1", "c1")) == 32
