@@ -1,0 +1,124 @@
+"""Each variant switches exactly the stages DESIGN.md says it does; token-matched mode."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from esbubble.bubble import build_bubble
+from esbubble.config import parse_config
+from esbubble.models import Bubble, Candidate, Chunk, Variant
+from esbubble.variants import VARIANTS, token_matched_config
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+CONFIG = parse_config(
+    {
+        "bubble": {
+            "token_budget": 200,
+            "length_norm": 20.0,
+            "slack_policy": "strict",
+            "overlap_threshold": 0.5,
+        },
+        "priors": {"sections": {"Priority": 5.0}},
+        "buckets": {"shares": {"Capped": 0.05}},
+    }
+)
+
+
+def _candidate(chunk_id: str, section: str, text: str, tokens: int = 20) -> Candidate:
+    chunk = Chunk(
+        chunk_id=chunk_id,
+        doc_id="d",
+        source_type="text",
+        section=section,
+        bucket=section,
+        position=0,
+        token_count=tokens,
+        content_hash=chunk_id,
+        text=text,
+        compare_text=text,
+    )
+    return Candidate(chunk=chunk)
+
+
+CANDIDATES = [
+    _candidate("prior", "Priority", "general conditions apply"),  # tf 0: only a prior can select it
+    _candidate("dup1", "Main", "slab membrane joint seal"),
+    _candidate("dup2", "Main", "slab membrane joint"),  # every word already in dup1
+    _candidate("capped", "Capped", "slab drainage"),  # 20 tokens > ρ·T_B = 10
+]
+
+
+def _outcome(bubble: Bubble) -> dict[str, str]:
+    return {r.chunk_id: r.final_reason for r in bubble.trace}
+
+
+# What DESIGN.md's switches imply for this candidate set.
+EXPECTED: dict[Variant, dict[str, str]] = {
+    "flat_topk": {
+        "prior": "low_relevance",
+        "dup1": "passed_all_gates",
+        "dup2": "passed_all_gates",
+        "capped": "passed_all_gates",
+    },
+    "structure": {
+        "prior": "passed_all_gates",
+        "dup1": "passed_all_gates",
+        "dup2": "passed_all_gates",
+        "capped": "section_budget_exceeded",
+    },
+    "diversity": {
+        "prior": "low_relevance",
+        "dup1": "passed_all_gates",
+        "dup2": "too_redundant",
+        "capped": "passed_all_gates",
+    },
+    "full": {
+        "prior": "passed_all_gates",
+        "dup1": "passed_all_gates",
+        "dup2": "too_redundant",
+        "capped": "section_budget_exceeded",
+    },
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_variant_switches_exactly_its_stages(variant: Variant) -> None:
+    bubble = build_bubble("slab membrane drainage", CANDIDATES, CONFIG, run_id="v", now=NOW, variant=variant)
+    switches = VARIANTS[variant]
+    assert bubble.variant == variant
+    assert _outcome(bubble) == EXPECTED[variant]
+    for record in bubble.trace:
+        gates = {g.gate: g for g in record.step_details.gates}
+        assert gates["redundancy"].enabled is switches.redundancy
+        assert gates["section_budget"].enabled is switches.section_budgets
+        # Always on, in every variant: relevance, global budget, max_chunks, length penalty.
+        assert gates["relevance"].enabled and gates["global_budget"].enabled and gates["max_chunks"].enabled
+        assert record.len_penalty == 0.5
+        assert record.variant == variant
+    prior_record = next(r for r in bubble.trace if r.chunk_id == "prior")
+    assert prior_record.boost == (5.0 if switches.priors else 0.0)
+
+
+def test_variant_none_means_the_profiles_variant() -> None:
+    config = CONFIG.with_overrides(variant="diversity")
+    bubble = build_bubble("slab", CANDIDATES, config, run_id="v", now=NOW)
+    assert bubble.variant == "diversity"
+
+
+def test_token_matched_config_sets_the_budget_to_what_full_used() -> None:
+    full = build_bubble("slab membrane drainage", CANDIDATES, CONFIG, run_id="v", now=NOW, variant="full")
+    matched = token_matched_config(CONFIG, full.tokens_used)
+    assert matched.bubble.token_budget == full.tokens_used == 40
+    assert matched.model_dump(exclude={"bubble"}) == CONFIG.model_dump(exclude={"bubble"})
+    flat = build_bubble(
+        "slab membrane drainage", CANDIDATES, matched, run_id="v", now=NOW, variant="flat_topk"
+    )
+    assert flat.tokens_used <= full.tokens_used
+    assert flat.budget == 40
+
+
+def test_token_matched_budget_is_at_least_one_token() -> None:
+    assert token_matched_config(CONFIG, 0).bubble.token_budget == 1
