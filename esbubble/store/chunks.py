@@ -1,0 +1,234 @@
+"""Chunk reads and writes: bulk indexing (idempotent by chunk id), deletes, lookups and neighbours."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from elastic_transport import TransportError
+from elasticsearch import ApiError
+from elasticsearch.helpers import streaming_bulk
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from esbubble.errors import BulkError, EngineError
+from esbubble.models import Chunk
+from esbubble.store.connection import Store
+
+BULK_CHUNK_SIZE = 500
+BULK_MAX_RETRIES = 5  # for 429s, with exponential backoff from INITIAL_BACKOFF_S
+INITIAL_BACKOFF_S = 0.5
+PAGE_SIZE = 1000
+MAX_WINDOW = 10_000
+
+
+class BulkSummary(BaseModel):
+    """What a bulk write did: every item is counted in exactly one field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    created: int = 0
+    updated: int = 0
+
+    @property
+    def indexed(self) -> int:
+        return self.created + self.updated
+
+
+class NeighbourRequest(BaseModel):
+    """Chunks of ``doc_id`` with ``lo <= position <= hi`` (and in ``section``, when given)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_id: str
+    lo: int = Field(ge=0)
+    hi: int = Field(ge=0)
+    section: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> NeighbourRequest:
+        if self.hi < self.lo:
+            raise ValueError(f"hi ({self.hi}) must be >= lo ({self.lo})")
+        return self
+
+
+def chunk_source(chunk: Chunk) -> dict[str, Any]:
+    """The document stored for a chunk: every ``Chunk`` field, JSON-typed."""
+    return chunk.model_dump(mode="json")
+
+
+def _engine_error(store: Store, action: str, error: ApiError | TransportError) -> EngineError:
+    reason = error.message if isinstance(error, ApiError) else str(error)
+    return EngineError(f"{store.display_url} failed to {action}: {reason}")
+
+
+def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) -> BulkSummary:
+    """Run bulk actions with retries on 429; raise ``BulkError`` listing every failed item."""
+    created = updated = 0
+    failed: list[dict[str, object]] = []
+    try:
+        for ok, item in streaming_bulk(
+            store.client,
+            actions,
+            chunk_size=BULK_CHUNK_SIZE,
+            max_retries=BULK_MAX_RETRIES,
+            initial_backoff=INITIAL_BACKOFF_S,
+            raise_on_error=False,
+            raise_on_exception=False,
+        ):
+            op, result = next(iter(item.items()))
+            if not ok:
+                failed.append(
+                    {
+                        "op": op,
+                        "_id": result.get("_id"),
+                        "status": result.get("status"),
+                        "error": result.get("error"),
+                    }
+                )
+            elif result.get("result") == "created":
+                created += 1
+            else:
+                updated += 1
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, f"write {what}", error) from None
+    if failed:
+        first = failed[0]
+        raise BulkError(
+            f"{len(failed)} of {len(failed) + created + updated} {what} failed to index; "
+            f"first: {first['_id']}: {first['error']}",
+            failed,
+            hint="fix the cause and re-run; indexing is idempotent by id",
+        )
+    return BulkSummary(created=created, updated=updated)
+
+
+def _refresh(store: Store, index: str) -> None:
+    try:
+        store.client.indices.refresh(index=index)
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, f"refresh {index}", error) from None
+
+
+def index_chunks(store: Store, chunks: Iterable[Chunk]) -> BulkSummary:
+    """Bulk-index chunks with ``_id`` = chunk_id (re-indexing is idempotent), then refresh."""
+    alias = store.names.chunks
+    actions = (
+        {"_op_type": "index", "_index": alias, "_id": chunk.chunk_id, "_source": chunk_source(chunk)}
+        for chunk in chunks
+    )
+    summary = bulk_write(store, actions, what="chunks")
+    _refresh(store, alias)
+    return summary
+
+
+def delete_chunks(store: Store, ids: Iterable[str]) -> int:
+    """Delete chunks by id; returns how many existed. Missing ids are not an error."""
+    deleted = 0
+    failed: list[dict[str, object]] = []
+    actions = ({"_op_type": "delete", "_index": store.names.chunks, "_id": chunk_id} for chunk_id in ids)
+    try:
+        for ok, item in streaming_bulk(
+            store.client,
+            actions,
+            chunk_size=BULK_CHUNK_SIZE,
+            max_retries=BULK_MAX_RETRIES,
+            raise_on_error=False,
+        ):
+            result = item["delete"]
+            if result.get("result") == "deleted":
+                deleted += 1
+            elif not ok and result.get("status") != 404:
+                failed.append({"op": "delete", "_id": result.get("_id"), "error": result.get("error")})
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, "delete chunks", error) from None
+    if failed:
+        raise BulkError(f"{len(failed)} chunk deletes failed; first: {failed[0]['_id']}", failed)
+    _refresh(store, store.names.chunks)
+    return deleted
+
+
+def _search_all(store: Store, query: dict[str, Any], fields: list[str]) -> Iterator[dict[str, Any]]:
+    """Every hit of ``query``, paged with ``search_after`` on chunk_id (works on every engine)."""
+    after: list[Any] | None = None
+    while True:
+        try:
+            response = store.client.search(
+                index=store.names.chunks,
+                query=query,
+                sort=[{"chunk_id": "asc"}],
+                size=PAGE_SIZE,
+                source={"includes": fields},
+                search_after=after,
+                track_total_hits=False,
+            )
+        except (ApiError, TransportError) as error:
+            raise _engine_error(store, "search chunks", error) from None
+        hits = response.body["hits"]["hits"]
+        yield from hits
+        if len(hits) < PAGE_SIZE:
+            return
+        after = hits[-1]["sort"]
+
+
+def doc_chunk_hashes(store: Store, doc_id: str) -> dict[str, str]:
+    """chunk_id → content_hash of every chunk of one document, for incremental re-ingest."""
+    query = {"bool": {"filter": [{"term": {"doc_id": doc_id}}]}}
+    return {
+        hit["_source"]["chunk_id"]: hit["_source"]["content_hash"]
+        for hit in _search_all(store, query, ["chunk_id", "content_hash"])
+    }
+
+
+def get_chunks(store: Store, ids: Sequence[str]) -> list[Chunk]:
+    """The chunks with these ids, in the order asked; ids that do not exist are left out."""
+    if not ids:
+        return []
+    try:
+        response = store.client.mget(index=store.names.chunks, ids=list(ids))
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, "get chunks", error) from None
+    return [Chunk.model_validate(doc["_source"]) for doc in response.body["docs"] if doc.get("found")]
+
+
+def neighbour_query(request: NeighbourRequest) -> dict[str, Any]:
+    """The search body for one neighbour window (pure)."""
+    filters: list[dict[str, Any]] = [
+        {"term": {"doc_id": request.doc_id}},
+        {"range": {"position": {"gte": request.lo, "lte": request.hi}}},
+    ]
+    if request.section is not None:
+        filters.append({"term": {"section": request.section}})
+    return {
+        "query": {"bool": {"filter": filters}},
+        "sort": [{"position": "asc"}, {"chunk_id": "asc"}],
+        "size": min(request.hi - request.lo + 1, MAX_WINDOW),
+    }
+
+
+def neighbours(store: Store, requests: Sequence[NeighbourRequest]) -> list[Chunk]:
+    """The chunks inside every window, fetched in one ``msearch``; de-duplicated, in document order."""
+    if not requests:
+        return []
+    searches: list[dict[str, Any]] = []
+    for request in requests:
+        searches += [{"index": store.names.chunks}, neighbour_query(request)]
+    try:
+        responses = store.client.msearch(searches=searches).body["responses"]
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, "fetch neighbours", error) from None
+    found: dict[str, Chunk] = {}
+    for request, response in zip(requests, responses, strict=True):
+        if "error" in response:
+            window = f"{request.doc_id} [{request.lo}..{request.hi}]"
+            raise EngineError(f"neighbour search for {window} failed: {response['error']}")
+        for hit in response["hits"]["hits"]:
+            found.setdefault(hit["_id"], Chunk.model_validate(hit["_source"]))
+    return sorted(found.values(), key=lambda c: (c.doc_id, c.position, c.chunk_id))
+
+
+def count_chunks(store: Store) -> int:
+    """How many chunks the chunk index holds."""
+    try:
+        return int(store.client.count(index=store.names.chunks).body["count"])
+    except (ApiError, TransportError) as error:
+        raise _engine_error(store, "count chunks", error) from None

@@ -1,0 +1,98 @@
+"""The retrieval request body: native BM25 plus ``function_score`` structural priors. Pure, no I/O.
+
+Why this shape (DESIGN.md, Elasticsearch side):
+
+- ``should`` holds the BM25 ``match`` on ``text`` and a ``constant_score`` over
+  the sections with a positive prior, with ``minimum_should_match: 1`` — so a
+  chunk of a prioritised section with tf = 0 is still a candidate.
+- Priors become ``filter`` + ``weight`` functions multiplied into the score.
+  Elasticsearch rejects negative scores, so a prior ``p`` becomes the weight
+  ``1 + p`` when positive and ``1 / (1 + |p|)`` when negative: penalised
+  sections sink without going below zero. The signed prior of the paper is
+  applied in Python by the core; the engine only has to recall the right set.
+- The body is the same for every variant, so ablations compare on one
+  candidate set; sorting by ``_score`` then ``chunk_id`` makes it deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.config import BubbleConfig
+from esbubble.errors import InputError
+from esbubble.models import Chunk
+
+SOURCE_FIELDS: list[str] = list(Chunk.model_fields)
+
+
+class RetrievalFilters(BaseModel):
+    """Optional restrictions: a candidate must match every non-empty list."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_ids: tuple[str, ...] = ()
+    buckets: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+
+
+def prior_weight(prior: float) -> float:
+    """The multiplicative weight standing in for a signed prior: > 1 boosts, < 1 penalises, never ≤ 0."""
+    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
+
+
+def _filter_clauses(filters: RetrievalFilters | None) -> list[dict[str, Any]]:
+    if filters is None:
+        return []
+    clauses: list[dict[str, Any]] = []
+    for field, values in (
+        ("doc_id", filters.doc_ids),
+        ("bucket", filters.buckets),
+        ("section", filters.sections),
+    ):
+        if values:
+            clauses.append({"terms": {field: sorted(set(values))}})
+    return clauses
+
+
+def build_retrieval_query(
+    query: str, config: BubbleConfig, filters: RetrievalFilters | None = None
+) -> dict[str, Any]:
+    """The exact search body for ``query``: ``candidate_k`` hits with the chunk fields the core needs."""
+    if not query.strip():
+        raise InputError("the query is empty", hint="give a question or keywords to search for")
+    sections = config.priors.sections
+    keywords = config.priors.keywords
+    should: list[dict[str, Any]] = [{"match": {"text": {"query": query}}}]
+    boosted = sorted(s for s, p in sections.items() if p > 0)
+    if boosted:
+        should.append({"constant_score": {"filter": {"terms": {"section": boosted}}}})
+    bool_query: dict[str, Any] = {"should": should, "minimum_should_match": 1}
+    clauses = _filter_clauses(filters)
+    if clauses:
+        bool_query["filter"] = clauses
+    functions: list[dict[str, Any]] = [
+        {"filter": {"term": {"section": s}}, "weight": prior_weight(p)}
+        for s, p in sorted(sections.items())
+        if p != 0
+    ]
+    functions += [
+        {"filter": {"match_phrase": {"text": k}}, "weight": prior_weight(g)}
+        for k, g in sorted(keywords.items())
+        if g != 0
+    ]
+    return {
+        "query": {
+            "function_score": {
+                "query": {"bool": bool_query},
+                "functions": functions,
+                "score_mode": "multiply",
+                "boost_mode": "multiply",
+            }
+        },
+        "size": config.bubble.candidate_k,
+        "_source": SOURCE_FIELDS,
+        "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
+        "track_scores": True,
+    }

@@ -1,0 +1,90 @@
+"""The retrieval body is built without I/O; its exact shape is the contract with the engine."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from esbubble.config import parse_config
+from esbubble.errors import InputError
+from esbubble.models import Chunk
+from esbubble.store.query import RetrievalFilters, build_retrieval_query, prior_weight
+
+
+def test_exact_body_with_priors_and_filters() -> None:
+    config = parse_config(
+        {
+            "bubble": {"candidate_k": 50},
+            "priors": {
+                "sections": {"Scaffolding": 1.5, "Terms": -2.5, "Roofing": 0.0, "Access": 0.5},
+                "keywords": {"edge protection": 1.0, "excluded": -1.0},
+            },
+        }
+    )
+    filters = RetrievalFilters(doc_ids=("b", "a", "a"), buckets=("Scaffolding",))
+    body = build_retrieval_query("scaffold hire", config, filters)
+    assert body == {
+        "query": {
+            "function_score": {
+                "query": {
+                    "bool": {
+                        "should": [
+                            {"match": {"text": {"query": "scaffold hire"}}},
+                            {"constant_score": {"filter": {"terms": {"section": ["Access", "Scaffolding"]}}}},
+                        ],
+                        "minimum_should_match": 1,
+                        "filter": [{"terms": {"doc_id": ["a", "b"]}}, {"terms": {"bucket": ["Scaffolding"]}}],
+                    }
+                },
+                "functions": [
+                    {"filter": {"term": {"section": "Access"}}, "weight": 1.5},
+                    {"filter": {"term": {"section": "Scaffolding"}}, "weight": 2.5},
+                    {"filter": {"term": {"section": "Terms"}}, "weight": 1 / 3.5},
+                    {"filter": {"match_phrase": {"text": "edge protection"}}, "weight": 2.0},
+                    {"filter": {"match_phrase": {"text": "excluded"}}, "weight": 0.5},
+                ],
+                "score_mode": "multiply",
+                "boost_mode": "multiply",
+            }
+        },
+        "size": 50,
+        "_source": list(Chunk.model_fields),
+        "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
+        "track_scores": True,
+    }
+
+
+def test_without_priors_or_filters_only_bm25_remains() -> None:
+    body = build_retrieval_query("gutters", parse_config({}))
+    function_score = body["query"]["function_score"]
+    assert function_score["query"] == {
+        "bool": {"should": [{"match": {"text": {"query": "gutters"}}}], "minimum_should_match": 1}
+    }
+    assert function_score["functions"] == []
+    assert body["size"] == 200
+
+
+def test_empty_query_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="query is empty"):
+        build_retrieval_query("   ", parse_config({}))
+
+
+# Priors below 1e-6 in magnitude round to a weight of exactly 1.0 in floating point.
+@given(
+    st.one_of(
+        st.just(0.0), st.floats(min_value=1e-6, max_value=1e6), st.floats(min_value=-1e6, max_value=-1e-6)
+    )
+)
+def test_prior_weight_is_positive_and_keeps_the_sign_of_the_prior(prior: float) -> None:
+    weight = prior_weight(prior)
+    assert weight > 0
+    assert (weight > 1) == (prior > 0)
+    assert (weight < 1) == (prior < 0)
+
+
+@given(st.floats(min_value=0, max_value=1e3), st.floats(min_value=0, max_value=1e3))
+def test_prior_weight_is_monotonic(a: float, b: float) -> None:
+    low, high = sorted((a, b))
+    assert prior_weight(low) <= prior_weight(high)
+    assert prior_weight(-high) <= prior_weight(-low)

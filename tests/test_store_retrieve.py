@@ -1,0 +1,72 @@
+"""Retrieval against a real engine: ranks only where unambiguous, never absolute BM25 scores."""
+
+from __future__ import annotations
+
+import pytest
+from _store_data import QUOTE_JOB
+
+from esbubble.config import parse_config
+from esbubble.errors import EngineError
+from esbubble.store.chunks import index_chunks
+from esbubble.store.connection import Store
+from esbubble.store.query import RetrievalFilters
+from esbubble.store.retrieve import retrieve, retrieve_many
+
+pytestmark = pytest.mark.integration
+
+
+def test_bm25_finds_matching_chunks_with_ranks(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    result = retrieve(store, "gutters downpipes", parse_config({}))
+    assert [c.chunk.chunk_id for c in result.candidates] == ["job:0004"]
+    assert result.candidates[0].es_rank == 1
+    assert result.candidates[0].es_score > 0
+    assert result.candidates[0].chunk == QUOTE_JOB[4]
+    assert result.request_body["size"] == 200
+
+
+def test_positive_prior_sections_return_tf_zero_chunks(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    config = parse_config({"priors": {"sections": {"Preliminaries": 1.0}}})
+    ids = [c.chunk.chunk_id for c in retrieve(store, "gutters", config).candidates]
+    assert set(ids) == {"job:0004", "job:0007"}
+
+
+def test_negative_prior_sinks_a_section_without_negative_scores(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    plain = retrieve(store, "scaffold", parse_config({}))
+    assert {c.chunk.chunk_id for c in plain.candidates} == {"job:0000", "job:0001", "job:0006"}
+    penalised = retrieve(store, "scaffold", parse_config({"priors": {"sections": {"Terms": -1000.0}}}))
+    assert penalised.candidates[-1].chunk.chunk_id == "job:0006"
+    assert all(c.es_score >= 0 for c in penalised.candidates)
+
+
+def test_filters_restrict_candidates(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    result = retrieve(store, "scaffold", parse_config({}), RetrievalFilters(sections=("Terms",)))
+    assert [c.chunk.chunk_id for c in result.candidates] == ["job:0006"]
+
+
+def test_retrieval_is_deterministic(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    config = parse_config({"priors": {"sections": {"Scaffolding": 1.0, "Roofing": 1.0}}})
+    first = retrieve(store, "scaffold roof", config)
+    second = retrieve(store, "scaffold roof", config)
+    assert first.candidates == second.candidates
+
+
+def test_retrieve_many_uses_one_msearch_and_keeps_query_order(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    config = parse_config({})
+    results = retrieve_many(store, ["gutters", "payment invoice"], config)
+    assert [r.query for r in results] == ["gutters", "payment invoice"]
+    assert [c.chunk.chunk_id for c in results[1].candidates] == ["job:0005"]
+    single = retrieve(store, "gutters", config)
+    assert results[0].candidates == single.candidates
+
+
+def test_missing_index_names_the_query(bare_store: Store) -> None:
+    with pytest.raises(EngineError, match="'gutters'"):
+        retrieve_many(bare_store, ["gutters"], parse_config({}))
+    with pytest.raises(EngineError, match="'gutters'"):
+        retrieve(bare_store, "gutters", parse_config({}))
