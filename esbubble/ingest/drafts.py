@@ -7,6 +7,7 @@ every format, so ids, positions, buckets and hashes follow one rule.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,30 +53,26 @@ class Draft:
 def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tuple[str, str]]:
     """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
 
-    Parts are cut between cells; a cell that alone is too long is cut between sentences.
+    Parts are cut between cells; where a cell does not fit, between sentences
+    (the cell's first sentences join the part before it).
     """
-    units: list[tuple[str, str]] = []
+    texts: list[str] = []
+    current = ""
     for cell in cells:
-        if count_tokens(cell.display, encoding) <= max_tokens:
-            units.append((cell.display, cell.value))
-            continue
-        prefix = f"{cell.header}: " if cell.header else ""
-        for index, piece in enumerate(segment_text(cell.display, max_tokens, encoding)):
-            compare = piece.removeprefix(prefix) if index == 0 else piece
-            units.append((piece, compare))
-    parts: list[tuple[str, str]] = []
-    text, compare = "", ""
-    for unit_text, unit_compare in units:
-        candidate = f"{text}{ROW_JOINER}{unit_text}" if text else unit_text
-        if text and count_tokens(candidate, encoding) > max_tokens:
-            parts.append((text, compare))
-            text, compare = unit_text, unit_compare
+        candidate = f"{current}{ROW_JOINER}{cell.display}" if current else cell.display
+        if count_tokens(candidate, encoding) <= max_tokens:
+            current = candidate
+        elif count_tokens(cell.display, encoding) <= max_tokens:
+            texts.append(current)
+            current = cell.display
         else:
-            text = candidate
-            compare = f"{compare} {unit_compare}" if compare else unit_compare
-    if text:
-        parts.append((text, compare))
-    return parts
+            *done, current = segment_text(candidate, max_tokens, encoding)
+            texts.extend(done)
+    if current:
+        texts.append(current)
+    labels = sorted({re.escape(c.header) for c in cells if c.header}, key=len, reverse=True)
+    label = re.compile(rf"(?:^|(?<={ROW_JOINER}))(?:{'|'.join(labels)}): ") if labels else None
+    return [(text, (label.sub("", text) if label else text).replace(ROW_JOINER, " ")) for text in texts]
 
 
 def prose_drafts(
