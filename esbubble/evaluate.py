@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,10 @@ from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics
 from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Variant
 from esbubble.report import Table
 from esbubble.variants import token_matched_config
+
+if TYPE_CHECKING:
+    from esbubble.store.connection import Store
+    from esbubble.store.query import RetrievalFilters
 
 DELTA_SWEEP: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
 VARIANT_ORDER: tuple[Variant, ...] = ("flat_topk", "structure", "diversity", "full")
@@ -209,6 +213,34 @@ def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: date
         recall_by_category=recall,
         delta_sweep=sweep,
         per_query=per_query,
+    )
+
+
+def evaluate(
+    store: Store,
+    cases: Sequence[CaseLike],
+    config: BubbleConfig,
+    *,
+    now: datetime,
+    filters: RetrievalFilters | None = None,
+) -> Evaluation:
+    """Retrieve once per query (one msearch), then compute every table from those candidates."""
+    from esbubble.store.retrieve import retrieve_many
+
+    retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
+    return evaluate_cases(
+        [
+            EvalCase(
+                id=case.id,
+                query=case.query,
+                category=case.category,
+                gold=list(case.gold),
+                candidates=list(retrieval.candidates),
+            )
+            for case, retrieval in zip(cases, retrievals, strict=True)
+        ],
+        config,
+        now=now,
     )
 
 
