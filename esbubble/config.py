@@ -11,10 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+import types
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from esbubble.errors import ConfigError
 from esbubble.models import SourceType
@@ -160,14 +165,52 @@ class BubbleConfig(_Section):
         return parse_config(data, source="overrides")
 
 
+def _field_at(loc: Sequence[int | str]) -> tuple[FieldInfo | None, int]:
+    """The profile field an error location points at, and how many loc parts name fields."""
+    model: type[BaseModel] | None = BubbleConfig
+    info: FieldInfo | None = None
+    for depth, part in enumerate(loc):
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return info, depth
+        info = model.model_fields[part]
+        annotation = info.annotation
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    return info, len(loc)
+
+
+def _allowed(info: FieldInfo) -> str | None:
+    """The field's allowed range from its numeric bounds, e.g. ``0 < value ≤ 1``."""
+    lower = upper = ""
+    for bound in info.metadata:
+        if isinstance(bound, annotated_types.Gt):
+            lower = f"{bound.gt} < "
+        elif isinstance(bound, annotated_types.Ge):
+            lower = f"{bound.ge} ≤ "
+        elif isinstance(bound, annotated_types.Lt):
+            upper = f" < {bound.lt}"
+        elif isinstance(bound, annotated_types.Le):
+            upper = f" ≤ {bound.le}"
+    return f"allowed range: {lower}value{upper}" if lower or upper else None
+
+
 def _describe(error: ValidationError, source: str) -> str:
     first = error.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "<root>"
+    loc = first["loc"]
+    info, depth = _field_at(loc)
+    union = info is not None and typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
+    if union:
+        loc = loc[:depth]  # drop pydantic's union-member tags such as "literal['median']"
+    key = ".".join(str(part) for part in loc) or "<root>"
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown key '{key}' (remove it or check its spelling)"
     value = first.get("input")
     message = first["msg"].removeprefix("Value error, ")
-    return f"{source}: invalid value for '{key}': {value!r} ({message})"
+    allowed = _allowed(info) if info is not None and depth == len(loc) else None
+    if union and info is not None and info.description:
+        # pydantic reports only one member's complaint; the description names every allowed form
+        message, allowed = f"allowed: {info.description}", None
+    detail = f"{message}; {allowed}" if allowed else message
+    return f"{source}: invalid value for '{key}': {value!r} ({detail})"
 
 
 def parse_config(data: object, *, source: str = "profile") -> BubbleConfig:
