@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
@@ -181,14 +180,14 @@ def _field_at(loc: Sequence[int | str]) -> tuple[FieldInfo | None, int]:
 def _allowed(info: FieldInfo) -> str | None:
     """The field's allowed range from its numeric bounds, e.g. ``0 < value ≤ 1``."""
     lower = upper = ""
-    for bound in info.metadata:
-        if isinstance(bound, annotated_types.Gt):
+    for bound in info.metadata:  # annotated_types Gt/Ge/Lt/Le, as pydantic stores Field(gt=…)
+        if getattr(bound, "gt", None) is not None:
             lower = f"{bound.gt} < "
-        elif isinstance(bound, annotated_types.Ge):
+        elif getattr(bound, "ge", None) is not None:
             lower = f"{bound.ge} ≤ "
-        elif isinstance(bound, annotated_types.Lt):
+        elif getattr(bound, "lt", None) is not None:
             upper = f" < {bound.lt}"
-        elif isinstance(bound, annotated_types.Le):
+        elif getattr(bound, "le", None) is not None:
             upper = f" ≤ {bound.le}"
     return f"allowed range: {lower}value{upper}" if lower or upper else None
 
