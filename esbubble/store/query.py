@@ -16,6 +16,7 @@ Why this shape (DESIGN.md, Elasticsearch side):
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -96,3 +97,14 @@ def build_retrieval_query(
         "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
         "track_scores": True,
     }
+
+
+REDACTED = "<redacted>"
+
+
+def redact_query_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a body built by ``build_retrieval_query`` with the query text replaced by ``<redacted>``."""
+    redacted = copy.deepcopy(body)
+    match = redacted["query"]["function_score"]["query"]["bool"]["should"][0]["match"]["text"]
+    match["query"] = REDACTED
+    return redacted

@@ -1,0 +1,82 @@
+"""One run, end to end: retrieve → build the bubble → build the manifest → write the audit trail.
+
+The only orchestration with I/O around the pure core; everything it calls is
+a stage someone can run on its own.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig
+from esbubble.manifest import build_manifest
+from esbubble.models import Bubble, RunManifest, Variant
+from esbubble.store.audit import TraceWriter, WriteResult
+from esbubble.store.chunks import count_chunks
+from esbubble.store.connection import Store
+from esbubble.store.query import RetrievalFilters, redact_query_body
+from esbubble.store.retrieve import retrieve
+
+
+class RunResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bubble: Bubble
+    manifest: RunManifest
+    write_result: WriteResult
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000.0, 3)
+
+
+def run_bubble(
+    store: Store,
+    query: str,
+    config: BubbleConfig,
+    *,
+    variant: Variant | None = None,
+    batch_id: str | None = None,
+    filters: RetrievalFilters | None = None,
+    redact_query: bool = False,
+    writer: TraceWriter | None = None,
+) -> RunResult:
+    """Build one bubble for ``query`` and record it; auditing problems warn, they never fail the run."""
+    started = time.perf_counter()
+    retrieval = retrieve(store, query, config, filters)
+    timings = {"retrieve": _ms(started), "engine": round(retrieval.took_ms, 3)}
+    now = datetime.now(UTC)
+    stage = time.perf_counter()
+    bubble = build_bubble(
+        query,
+        retrieval.candidates,
+        config,
+        run_id=str(uuid.uuid4()),
+        now=now,
+        batch_id=batch_id,
+        variant=variant,
+        redact_query=redact_query,
+    )
+    timings["bubble"] = _ms(stage)
+    stage = time.perf_counter()
+    doc_count = count_chunks(store)
+    timings["count"] = _ms(stage)
+    timings["total"] = _ms(started)
+    body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
+    manifest = build_manifest(
+        bubble,
+        config,
+        index=store.names.chunks,
+        engine=store.engine,
+        request_body=body,
+        index_doc_count=doc_count,
+        timings_ms=timings,
+        now=now,
+    )
+    audit = writer if writer is not None else TraceWriter.for_store(store)
+    return RunResult(bubble=bubble, manifest=manifest, write_result=audit.write(manifest, bubble.trace))

@@ -1,0 +1,307 @@
+"""The audit trail: trace records and run manifests written to Elasticsearch, or spooled locally.
+
+A run never fails because auditing failed. ``TraceWriter.write`` bulk-writes
+one document per trace record (``_id`` = trace_id) to the monthly
+``<prefix>-traces-YYYY.MM`` index and the manifest (``_id`` = run_id) to
+``<prefix>-runs-YYYY.MM``; whatever the cluster refuses or cannot receive is
+appended to ``<home>/spool/<run_id>.jsonl`` with a warning. ``flush_spool``
+replays the spool later; ids make replays idempotent, so nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from elastic_transport import TransportError
+from elasticsearch import ApiError, Elasticsearch
+from elasticsearch.helpers import streaming_bulk
+from pydantic import BaseModel, ConfigDict
+
+from esbubble.errors import ConfigError, EngineError, NotFoundError
+from esbubble.models import RunManifest, TraceRecord
+from esbubble.store.connection import Store
+from esbubble.store.names import IndexNames
+
+log = logging.getLogger(__name__)
+
+BULK_MAX_RETRIES = 5
+PAGE_SIZE = 1000
+_MONTHLY = re.compile(r"-(\d{4})\.(\d{2})$")
+_DURATION = re.compile(r"(\d+)\s*([dhm])")
+
+
+class AuditWarning(UserWarning):
+    """Audit records could not be written to the cluster and were spooled locally."""
+
+
+class WriteResult(BaseModel):
+    """Where a run's audit records went: the cluster, the spool, or (only if the disk fails too) nowhere."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    written: int
+    spooled: int = 0
+    lost: int = 0
+    spool_file: Path | None = None
+    error: str | None = None
+
+
+class FlushResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    written: int
+    remaining: int
+    files: int
+
+
+def spool_dir(home: Path) -> Path:
+    return home / "spool"
+
+
+def _reason(error: ApiError | TransportError) -> str:
+    return error.message if isinstance(error, ApiError) else str(error)
+
+
+def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+    """Index ``actions``; return how many were written and the actions that failed (in action order).
+
+    Failed items are matched by ``_id`` (ids are unique per call) because
+    retried items come back out of order.
+    """
+    written = 0
+    failed_ids: set[str] = set()
+    for ok, item in streaming_bulk(
+        client,
+        iter(actions),
+        max_retries=BULK_MAX_RETRIES,
+        initial_backoff=0.5,
+        raise_on_error=False,
+        raise_on_exception=False,
+    ):
+        if ok:
+            written += 1
+        else:
+            failed_ids.add(str(next(iter(item.values())).get("_id")))
+    return written, [action for action in actions if action["_id"] in failed_ids]
+
+
+def _write_lines(path: Path, actions: Iterable[dict[str, Any]]) -> None:
+    """Replace ``path`` atomically with one JSON line per action."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with temporary.open("w", encoding="utf-8") as out:
+        for action in actions:
+            out.write(json.dumps(action, sort_keys=True) + "\n")
+    os.replace(temporary, path)
+
+
+class TraceWriter:
+    """Writes a run's trace records and manifest; spools what the cluster does not take."""
+
+    def __init__(self, client: Elasticsearch, names: IndexNames, home: Path) -> None:
+        self._client = client
+        self._names = names
+        self._home = home
+
+    @classmethod
+    def for_store(cls, store: Store) -> TraceWriter:
+        return cls(store.client, store.names, store.settings.home)
+
+    def actions(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> list[dict[str, Any]]:
+        """The bulk actions for one run: every trace record, then the manifest."""
+        actions = [
+            {
+                "_index": self._names.traces_index(record.timestamp),
+                "_id": record.trace_id,
+                "_source": record.model_dump(mode="json", by_alias=True),
+            }
+            for record in records
+        ]
+        actions.append(
+            {
+                "_index": self._names.runs_index(manifest.timestamp),
+                "_id": manifest.run_id,
+                "_source": manifest.model_dump(mode="json", by_alias=True),
+            }
+        )
+        return actions
+
+    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+        """Write to the cluster; never raises for audit failures (warns and spools instead)."""
+        actions = self.actions(manifest, records)
+        error: str | None = None
+        try:
+            written, failed = _bulk(self._client, actions)
+            if written:
+                self._client.indices.refresh(index=f"{self._names.traces},{self._names.runs}")
+        except (ApiError, TransportError) as problem:
+            error = _reason(problem)
+            written, failed = 0, actions
+        if not failed:
+            return WriteResult(written=written)
+        if error is None:
+            error = f"{len(failed)} of {len(actions)} audit records refused"
+        return self._spool(manifest.run_id, written, failed, error)
+
+    def _spool(self, run_id: str, written: int, failed: list[dict[str, Any]], error: str) -> WriteResult:
+        path = spool_dir(self._home) / f"{run_id}.jsonl"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            existing = _read_spool(path)[0] if path.exists() else []
+            _write_lines(path, [*existing, *failed])
+        except OSError as disk:
+            message = (
+                f"audit records of run {run_id} could not be written ({error}) "
+                f"nor spooled to {path} ({disk.strerror}); {len(failed)} records lost"
+            )
+            log.error(message)
+            warnings.warn(message, AuditWarning, stacklevel=3)
+            return WriteResult(written=written, lost=len(failed), error=error)
+        message = (
+            f"audit records of run {run_id} not written ({error}); {len(failed)} spooled to {path} "
+            "— replay them with `esbubble traces flush`"
+        )
+        log.warning(message)
+        warnings.warn(message, AuditWarning, stacklevel=3)
+        return WriteResult(written=written, spooled=len(failed), spool_file=path, error=error)
+
+
+def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Parsed actions and the raw lines that are not valid actions (kept, never dropped)."""
+    actions: list[dict[str, Any]] = []
+    invalid: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            action = json.loads(line)
+        except ValueError:
+            invalid.append(line)
+            continue
+        if isinstance(action, dict) and {"_index", "_id", "_source"} <= set(action):
+            actions.append(action)
+        else:
+            invalid.append(line)
+    return actions, invalid
+
+
+def flush_spool(store: Store) -> FlushResult:
+    """Replay every spool file; remove what was written, keep what failed (and lines that are not records)."""
+    directory = spool_dir(store.settings.home)
+    written = remaining = files = 0
+    for path in sorted(directory.glob("*.jsonl")) if directory.is_dir() else []:
+        files += 1
+        actions, invalid = _read_spool(path)
+        try:
+            done, failed = _bulk(store.client, actions)
+        except (ApiError, TransportError) as error:
+            raise EngineError(
+                f"cannot flush the audit spool to {store.display_url}: {_reason(error)}"
+            ) from None
+        written += done
+        remaining += len(failed) + len(invalid)
+        if failed or invalid:
+            temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+            with temporary.open("w", encoding="utf-8") as out:
+                out.writelines(json.dumps(a, sort_keys=True) + "\n" for a in failed)
+                out.writelines(line + "\n" for line in invalid)
+            os.replace(temporary, path)
+        else:
+            path.unlink()
+    if written:
+        store.client.indices.refresh(index=f"{store.names.traces},{store.names.runs}")
+    return FlushResult(written=written, remaining=remaining, files=files)
+
+
+def _search_all(
+    store: Store, index: str, query: dict[str, Any], sort: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = []
+    after: list[Any] | None = None
+    while True:
+        response = store.client.search(
+            index=index, query=query, sort=sort, size=PAGE_SIZE, search_after=after, track_total_hits=False
+        )
+        page = response.body["hits"]["hits"]
+        hits += page
+        if len(page) < PAGE_SIZE:
+            return hits
+        after = page[-1]["sort"]
+
+
+def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]:
+    """A run's manifest and trace records (in rank order), read back from the audit indices."""
+    names = store.names
+    query = {"bool": {"filter": [{"term": {"run_id": run_id}}]}}
+    missing = NotFoundError(
+        f"run {run_id!r} not found in {names.runs}",
+        hint="check the run id; if its audit write was spooled, run `esbubble traces flush` first",
+    )
+    try:
+        if not store.client.indices.exists_alias(name=names.runs):
+            raise missing
+        runs = _search_all(store, names.runs, query, [{"run_id": "asc"}])
+        if not runs:
+            raise missing
+        records = (
+            _search_all(store, names.traces, query, [{"rank": "asc"}, {"chunk_id": "asc"}])
+            if store.client.indices.exists_alias(name=names.traces)
+            else []
+        )
+    except (ApiError, TransportError) as error:
+        raise EngineError(f"cannot read run {run_id!r} from {store.display_url}: {_reason(error)}") from None
+    manifest = RunManifest.model_validate(runs[0]["_source"])
+    return manifest, [TraceRecord.model_validate(hit["_source"]) for hit in records]
+
+
+def parse_age(text: str) -> timedelta:
+    """``30d``, ``12h`` or ``90m`` → a ``timedelta``."""
+    match = _DURATION.fullmatch(text.strip())
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f"invalid age {text!r}", hint="use a positive number with d, h or m, e.g. 30d")
+    amount, unit = int(match.group(1)), match.group(2)
+    return {"d": timedelta(days=amount), "h": timedelta(hours=amount), "m": timedelta(minutes=amount)}[unit]
+
+
+def _month_end(index: str) -> datetime | None:
+    match = _MONTHLY.search(index)
+    if not match:
+        return None
+    year, month = int(match.group(1)), int(match.group(2))
+    return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+
+
+def prune_traces(store: Store, older_than: timedelta, *, now: datetime | None = None) -> int:
+    """Delete trace records and run manifests older than ``older_than``; returns trace records deleted.
+
+    Monthly indices entirely before the cutoff are dropped whole; the month the
+    cutoff falls in is pruned with ``delete_by_query``.
+    """
+    cutoff = (now or datetime.now(UTC)) - older_than
+    deleted_traces = 0
+    try:
+        for alias in (store.names.traces, store.names.runs):
+            if not store.client.indices.exists_alias(name=alias):
+                continue
+            for index in sorted(store.client.indices.get_alias(name=alias).body):
+                end = _month_end(index)
+                if end is not None and end <= cutoff:
+                    count = int(store.client.count(index=index).body["count"])
+                    store.client.indices.delete(index=index)
+                else:
+                    query = {"range": {"@timestamp": {"lt": cutoff.isoformat()}}}
+                    response = store.client.delete_by_query(index=index, query=query, refresh=True)
+                    count = int(response.body["deleted"])
+                if alias == store.names.traces:
+                    deleted_traces += count
+    except (ApiError, TransportError) as error:
+        raise EngineError(f"cannot prune audit indices on {store.display_url}: {_reason(error)}") from None
+    return deleted_traces
