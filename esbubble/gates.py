@@ -51,7 +51,7 @@ def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> f
     """eq. 12: the share of the chunk's words already in the bubble (0 for a chunk with no words)."""
     if not words:
         return 0.0
-    return sum(1 for word in words if word in bubble_words) / len(words)
+    return len(words.intersection(bubble_words)) / len(words)
 
 
 def relevance_gate(score: float, min_score: float) -> GateResult:

@@ -8,14 +8,14 @@ the order candidates arrive in.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.models import Candidate
-from esbubble.text import query_terms, tokenize, word_set
+from esbubble.text import query_terms, tokenize
 
 
 class ScoredCandidate(BaseModel):
@@ -49,20 +49,36 @@ def term_frequency(terms: Iterable[str], tokens: Sequence[str]) -> int:
 
 def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
     """True when ``phrase`` occurs as a contiguous run of ``tokens`` (multi-word keywords)."""
-    n = len(phrase)
-    if n == 0:
-        return False
-    first = phrase[0]
-    return any(
-        tokens[i] == first and list(tokens[i : i + n]) == list(phrase) for i in range(len(tokens) - n + 1)
-    )
+    return bool(phrase) and f" {' '.join(phrase)} " in f" {' '.join(tokens)} "
 
 
-def structural_prior(section: str, bucket: str, tokens: Sequence[str], priors: PriorsConfig) -> float:
+def keyword_phrases(keywords: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Each keyword as its space-joined token sequence with its γ, prepared once per run.
+
+    Tokens never contain spaces, so a padded substring test on space-joined
+    tokens is exactly "the token sequence occurs".
+    """
+    phrases = []
+    for keyword, gamma in keywords.items():
+        tokens = tokenize(keyword)
+        if tokens:
+            phrases.append((f" {' '.join(tokens)} ", gamma))
+    return phrases
+
+
+def structural_prior(
+    section: str,
+    bucket: str,
+    tokens: Sequence[str],
+    priors: PriorsConfig,
+    *,
+    phrases: Sequence[tuple[str, float]] | None = None,
+) -> float:
     """eq. 6: π(section) — else π(bucket), else 0 — plus γ_k for every keyword present."""
     prior = priors.sections.get(section, priors.sections.get(bucket, 0.0))
-    for keyword, gamma in priors.keywords.items():
-        if contains_phrase(tokens, tokenize(keyword)):
+    padded = f" {' '.join(tokens)} "
+    for phrase, gamma in keyword_phrases(priors.keywords) if phrases is None else phrases:
+        if phrase in padded:
             prior += gamma
     return prior
 
@@ -82,6 +98,12 @@ def resolve_theta(candidates: Sequence[Candidate], length_norm: Literal["median"
     return median if median > 0 else 1.0
 
 
+def _words(compare_text: str, text: str, text_tokens: Sequence[str], stops: frozenset[str]) -> frozenset[str]:
+    """words(x) of the compare text, reusing the display text's tokens when they are the same text."""
+    tokens = text_tokens if compare_text == text else tokenize(compare_text)
+    return frozenset(tokens).difference(stops)
+
+
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     """Descending score, ties by chunk_id: the one order every stage uses."""
     return (-scored.score_final, scored.chunk_id)
@@ -98,13 +120,19 @@ def score_candidates(
     params = config.bubble
     terms = query_terms(query, params.stop_words)
     theta = resolve_theta(candidates, params.length_norm)
+    phrases = keyword_phrases(config.priors.keywords)
+    stops = frozenset(params.stop_words)
     scored: list[ScoredCandidate] = []
     for candidate in candidates:
         chunk = candidate.chunk
         tokens = tokenize(chunk.text)
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(terms, tokens))
-        boost = structural_prior(chunk.section, bucket, tokens, config.priors) if use_priors else 0.0
+        boost = (
+            structural_prior(chunk.section, bucket, tokens, config.priors, phrases=phrases)
+            if use_priors
+            else 0.0
+        )
         lp = length_penalty(chunk.token_count, theta)
         raw = tf + boost
         scored.append(
@@ -116,7 +144,7 @@ def score_candidates(
                 len_penalty=lp,
                 score_raw=raw,
                 score_final=raw * lp,
-                words=word_set(chunk.compare_text, params.stop_words),
+                words=_words(chunk.compare_text, chunk.text, tokens, stops),
             )
         )
     scored.sort(key=score_order_key)
