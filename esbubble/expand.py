@@ -5,7 +5,8 @@ and the profile, and returns passages plus one ``ExpansionEvent`` per
 neighbour added or refused. Windows grow nearest first (after, then before)
 and ring by ring over all anchors, so the best anchors do not eat the budget
 of the others' nearest neighbours. Budgets only ever shrink: the global budget
-``T_B`` and, where the variant uses them, the bucket caps ``ρ_b·T_B``.
+``T_B`` and, where the variant uses them, the bucket caps ``ρ_b·T_B``. A chunk
+repair evicted is never brought back as a neighbour (that would undo the swap).
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class _Plan:
     state: BudgetState
     included: dict[str, Chunk]
     hashes: set[str]
+    evicted: frozenset[str] = frozenset()
     events: list[ExpansionEvent] = field(default_factory=list)
     added_by: dict[str, str] = field(default_factory=dict)
 
@@ -151,6 +153,11 @@ class _Plan:
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=0, reason="already_in_bubble")
             )
             return True
+        if chunk.chunk_id in self.evicted:
+            self.events.append(
+                _event(anchor, mode, chunk.chunk_id, added=False, tokens=0, reason="replaced_by_repair")
+            )
+            return False
         if chunk.content_hash in self.hashes:
             self.events.append(
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=0, reason="duplicate_text")
@@ -320,6 +327,7 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
         state=state,
         included={c.chunk_id: c for c in anchors},
         hashes={c.content_hash for c in anchors},
+        evicted=frozenset(r.chunk_id for r in bubble.trace if r.final_reason == "replaced"),
     )
     pool = sorted(
         {c.chunk_id: c for c in neighbours if c.chunk_id not in plan.included}.values(),

@@ -176,3 +176,14 @@ def test_expansion_stays_in_budget_and_never_repeats_text(
     if config.expand.mode == "window" and not config.expand.cross_sections:
         for passage in result.passages:
             assert len(passage.sections) == 1
+
+
+def test_a_chunk_repair_evicted_is_not_brought_back_as_a_neighbour() -> None:
+    chunks = doc("a", 3)
+    bubble = make_bubble([chunks[1]], rejected=[chunks[2]])
+    trace = [
+        r.model_copy(update={"final_reason": "replaced"}) if r.chunk_id == "a#2" else r for r in bubble.trace
+    ]
+    result = plan_expansion(bubble.model_copy(update={"trace": trace}), chunks, window_config(radius=2))
+    assert result.passages[0].chunk_ids == ["a#0", "a#1"]
+    assert "replaced_by_repair: a#2" in reasons(result.events)
