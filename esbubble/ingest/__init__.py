@@ -4,7 +4,25 @@ Readers (``read_document``) are pure of Elasticsearch; ``ingest_paths``
 re-ingests incrementally through the store.
 """
 
+from esbubble.ingest.incremental import (
+    DocumentResult,
+    IngestFailure,
+    IngestProgress,
+    IngestSummary,
+    ingest_paths,
+    replace_document,
+)
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import READERS, read_document
 
-__all__ = ["READERS", "IngestOptions", "read_document"]
+__all__ = [
+    "READERS",
+    "DocumentResult",
+    "IngestFailure",
+    "IngestOptions",
+    "IngestProgress",
+    "IngestSummary",
+    "ingest_paths",
+    "read_document",
+    "replace_document",
+]

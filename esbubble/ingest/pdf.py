@@ -1,12 +1,12 @@
 """PDF reader (pypdf): chunks per page, split into paragraphs, cited by page number.
 
 Text is collected with its position and font size. Lines further apart
-than 1.35× the usual line spacing (the most common gap between body lines)
-start a new paragraph; lines set clearly larger than the body text
-(≥ 1.15×), or bold when the body is not, are headings and name the section
-of what follows, across pages. Headings are not chunks of
-their own: they live on in the ``section`` of the chunks below them. Text
-before the first heading has the file name as its section.
+than 1.35× the usual line spacing (the most common gap between body
+lines), or more than twice the font size, start a new paragraph; lines set
+clearly larger than the body text (≥ 1.15×), or bold when the body is not,
+are headings and name the section of what follows, across pages. Headings
+are not chunks of their own: they live on in the ``section`` of the chunks
+below them. Text before the first heading has the file name as its section.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _PARAGRAPH_GAP = 1.35
 _HEADING_SCALE = 1.15
 _MAX_HEADING_CHARS = 120
 _SAME_LINE = 1.0
+_MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 
 
 @dataclass
@@ -100,6 +101,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool]) -> list[tuple[bool, st
             not blocks
             or heading != blocks[-1][0]
             or (usual > 0 and gap > usual * _PARAGRAPH_GAP)
+            or gap > line.size * _MAX_LEADING
             or gap < 0  # a new column or a jump up the page
         )
         if new_block:

@@ -1,0 +1,292 @@
+"""``ingest_paths``: read files and bring the chunk index in line with them, incrementally.
+
+Per document: new chunks are compared with the stored ``content_hash`` of
+each chunk id. Added and changed chunks are indexed, vanished ones deleted,
+unchanged ones not touched (their ``ingested_at`` stays).
+
+What "atomic" means here. Elasticsearch has no multi-document transactions,
+so the replacement is made safe by undo, not by isolation:
+
+* a file that cannot be read writes nothing (readers run before any write);
+* before writing, the stored versions of every chunk that will be
+  overwritten or deleted are fetched; if indexing or deleting then fails,
+  the old versions are indexed again and the newly added chunks deleted, so
+  when ``ingest_paths`` returns the index holds the previous version of that
+  document, and the failure says so;
+* while the writes (and any undo) run, a concurrent search can see a mix of
+  old and new chunks of that one document, for about one bulk request;
+* if the undo itself fails (the cluster went away), the failure says the
+  document may be mixed and must be ingested again, which repairs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from esbubble.errors import BulkError, EngineError, IngestError
+from esbubble.ingest.ids import doc_id_for
+from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.read import is_supported, read_chunks
+from esbubble.models import Chunk
+from esbubble.store.chunks import delete_chunks, doc_chunk_hashes, get_chunks, index_chunks
+from esbubble.store.connection import Store
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IngestFailure(_Record):
+    """One file that was not ingested, and why (one line)."""
+
+    file: str
+    reason: str
+
+
+class DocumentResult(_Record):
+    """What re-ingesting one document changed in the index."""
+
+    doc_id: str
+    file: str
+    chunks: int
+    added: int
+    updated: int
+    deleted: int
+    unchanged: int
+
+
+class IngestSummary(_Record):
+    """The outcome of one ``ingest_paths`` call; ``failures`` non-empty means exit non-zero."""
+
+    documents: list[DocumentResult] = Field(default_factory=list)
+    failures: list[IngestFailure] = Field(default_factory=list)
+    skipped: list[str] = Field(
+        default_factory=list, description="files met while walking a directory that no reader handles"
+    )
+
+    @property
+    def added(self) -> int:
+        return sum(d.added for d in self.documents)
+
+    @property
+    def updated(self) -> int:
+        return sum(d.updated for d in self.documents)
+
+    @property
+    def deleted(self) -> int:
+        return sum(d.deleted for d in self.documents)
+
+    @property
+    def unchanged(self) -> int:
+        return sum(d.unchanged for d in self.documents)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+class IngestProgress(_Record):
+    """Reported after each file, for a progress bar."""
+
+    done: int
+    total: int
+    file: str
+    status: str = Field(description="'ok' or 'failed'")
+
+
+ProgressCallback = Callable[[IngestProgress], None]
+
+
+class ChunkWriter(Protocol):
+    """The two writes a re-ingest makes; the store's bulk functions by default."""
+
+    def index(self, store: Store, chunks: Sequence[Chunk]) -> None: ...
+    def delete(self, store: Store, ids: Sequence[str]) -> None: ...
+
+
+class StoreWriter:
+    """Writes through ``esbubble.store.chunks`` (bulk, then refresh)."""
+
+    def index(self, store: Store, chunks: Sequence[Chunk]) -> None:
+        index_chunks(store, chunks)
+
+    def delete(self, store: Store, ids: Sequence[str]) -> None:
+        delete_chunks(store, ids)
+
+
+@dataclass(frozen=True)
+class ChangePlan:
+    """How a document's new chunks relate to what is stored (pure)."""
+
+    added: list[Chunk]
+    changed: list[Chunk]
+    unchanged: list[str]
+    vanished: list[str]
+
+
+def plan_changes(chunks: Sequence[Chunk], stored: dict[str, str]) -> ChangePlan:
+    """Compare new chunks with stored ``chunk_id -> content_hash``."""
+    new_ids = {c.chunk_id for c in chunks}
+    return ChangePlan(
+        added=[c for c in chunks if c.chunk_id not in stored],
+        changed=[c for c in chunks if c.chunk_id in stored and stored[c.chunk_id] != c.content_hash],
+        unchanged=[c.chunk_id for c in chunks if stored.get(c.chunk_id) == c.content_hash],
+        vanished=sorted(set(stored) - new_ids),
+    )
+
+
+def _undo(store: Store, writer: ChunkWriter, backup: list[Chunk], added: list[str]) -> str | None:
+    """Put the previous version back; return why that failed, or None."""
+    try:
+        if added:
+            writer.delete(store, added)
+        if backup:
+            writer.index(store, backup)
+    except EngineError as error:
+        return error.message
+    return None
+
+
+def replace_document(
+    store: Store,
+    doc_id: str,
+    chunks: Sequence[Chunk],
+    *,
+    now: datetime,
+    file: str = "",
+    writer: ChunkWriter | None = None,
+) -> DocumentResult:
+    """Make the index hold exactly ``chunks`` for ``doc_id`` (see the module doc for the guarantee).
+
+    A bulk item failure raises ``IngestError`` after the undo; losing the
+    cluster raises ``EngineError`` (after trying the undo), since no other
+    document could be ingested either.
+    """
+    active = writer or StoreWriter()
+    plan = plan_changes(chunks, doc_chunk_hashes(store, doc_id))
+    writes = [c.model_copy(update={"ingested_at": now}) for c in (*plan.added, *plan.changed)]
+    backup = get_chunks(store, [c.chunk_id for c in plan.changed] + plan.vanished)
+    added_ids = [c.chunk_id for c in plan.added]
+    try:
+        if writes:
+            active.index(store, writes)
+        if plan.vanished:
+            active.delete(store, plan.vanished)
+    except EngineError as error:
+        undo_failed = _undo(store, active, backup, added_ids)
+        if undo_failed is not None:
+            message = (
+                f"indexing failed ({error.message}) and restoring the previous version also failed "
+                f"({undo_failed}); the document may be half-updated"
+            )
+            if not isinstance(error, BulkError):
+                raise EngineError(f"{doc_id}: {message}", hint="ingest this file again") from None
+            raise IngestError(message, hint="ingest this file again") from None
+        if not isinstance(error, BulkError):
+            raise
+        raise IngestError(f"indexing failed, previous version kept: {error.message}") from None
+    return DocumentResult(
+        doc_id=doc_id,
+        file=file,
+        chunks=len(chunks),
+        added=len(plan.added),
+        updated=len(plan.changed),
+        deleted=len(plan.vanished),
+        unchanged=len(plan.unchanged),
+    )
+
+
+@dataclass(frozen=True)
+class _Target:
+    file: Path
+    doc_id: str
+
+
+def _walk(directory: Path) -> Iterable[Path]:
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            yield Path(root) / name
+
+
+def collect(
+    paths: Sequence[str | Path], options: IngestOptions
+) -> tuple[list[_Target], list[IngestFailure], list[str]]:
+    """Files to ingest with their doc ids, plus failures (missing, duplicate ids) and skipped files.
+
+    Directories are walked in sorted order; dot-files, Office lock files
+    (``~$…``) and unsupported types met there are skipped (and listed).
+    A file named explicitly is always attempted, so a bad one is a failure.
+    """
+    targets: list[_Target] = []
+    failures: list[IngestFailure] = []
+    skipped: list[str] = []
+    owners: dict[str, Path] = {}
+    for given in map(Path, paths):
+        if given.is_dir():
+            root = options.root or given
+            files = []
+            for file in _walk(given):
+                if file.name.startswith((".", "~$")) or not is_supported(file):
+                    skipped.append(str(file))
+                else:
+                    files.append(file)
+        else:
+            root = options.root or given.parent
+            files = [given]
+        for file in files:
+            doc_id = doc_id_for(file, root)
+            if doc_id in owners and owners[doc_id].resolve() != file.resolve():
+                failures.append(
+                    IngestFailure(
+                        file=str(file),
+                        reason=f"doc id {doc_id!r} is already used by {owners[doc_id]}; "
+                        "ingest them separately with different roots",
+                    )
+                )
+                continue
+            if doc_id not in owners:
+                owners[doc_id] = file
+                targets.append(_Target(file=file, doc_id=doc_id))
+    return targets, failures, skipped
+
+
+def ingest_paths(
+    store: Store,
+    paths: Sequence[str | Path],
+    options: IngestOptions,
+    *,
+    progress: ProgressCallback | None = None,
+    now: datetime | None = None,
+    writer: ChunkWriter | None = None,
+) -> IngestSummary:
+    """Ingest files and directories; one failing file never stops the others.
+
+    ``doc_id`` is the path relative to ``options.root`` (default: the
+    directory given, or a lone file's own directory).
+    """
+    stamp = now or datetime.now(UTC)
+    targets, failures, skipped = collect(paths, options)
+    results: list[DocumentResult] = []
+    for done, target in enumerate(targets, start=1):
+        status = "ok"
+        try:
+            chunks = read_chunks(target.file, options, doc_id=target.doc_id)
+            results.append(
+                replace_document(
+                    store, target.doc_id, chunks, now=stamp, file=str(target.file), writer=writer
+                )
+            )
+        except IngestError as error:
+            failures.append(IngestFailure(file=str(target.file), reason=error.one_line()))
+            status = "failed"
+        if progress is not None:
+            progress(IngestProgress(done=done, total=len(targets), file=str(target.file), status=status))
+    return IngestSummary(documents=results, failures=failures, skipped=skipped)

@@ -1,0 +1,97 @@
+"""The Markdown and plain-text reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ingest_files import OPTIONS, SAMPLE
+
+from esbubble.errors import IngestError
+from esbubble.ingest import IngestOptions, read_document
+from esbubble.ingest.ids import chunk_id
+from esbubble.tokens import count_tokens
+
+MEMO = """Preamble line.
+
+# Site Memo
+
+Attended by the builder.
+
+## Access
+
+Access is restricted to
+weekday mornings.
+
+```
+# not a heading
+code block
+```
+
+Details
+-------
+
+| Action | Owner |
+| --- | --- |
+| Confirm dewatering | Builder |
+
+## Access
+
+A second Access section.
+"""
+
+
+def test_heading_path_paragraphs_and_tables(tmp_path: Path) -> None:
+    (tmp_path / "memo.md").write_text(MEMO, encoding="utf-8")
+    chunks = read_document(tmp_path / "memo.md", OPTIONS, doc_id="memo.md")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("memo.md", "Preamble line."),
+        ("Site Memo", "Attended by the builder."),
+        ("Site Memo > Access", "Access is restricted to weekday mornings."),
+        ("Site Memo > Access", "``` # not a heading code block ```"),
+        ("Site Memo > Details", "Action: Confirm dewatering; Owner: Builder"),
+        ("Site Memo > Access", "A second Access section."),
+    ]
+    assert chunks[4].row_number == 1 and chunks[4].compare_text == "Confirm dewatering Builder"
+    # A repeated heading path continues its paragraph numbering, so locators stay unique.
+    assert chunks[5].chunk_id == chunk_id("memo.md", "section=Site Memo > Access/para=3/part=0")
+    assert {c.bucket for c in chunks} == {"Text"} and {c.source_type for c in chunks} == {"markdown"}
+
+
+def test_long_paragraph_segments_fit_the_budget(tmp_path: Path) -> None:
+    text = " ".join(
+        f"Sentence number {i} describes one more detail of the podium membrane." for i in range(60)
+    )
+    (tmp_path / "long.md").write_text(f"# Notes\n\n{text}\n", encoding="utf-8")
+    chunks = read_document(tmp_path / "long.md", IngestOptions(max_chunk_tokens=40), doc_id="long")
+    assert len(chunks) > 5
+    assert all(c.token_count <= 40 and c.token_count == count_tokens(c.text) for c in chunks)
+    assert " ".join(c.text for c in chunks) == text
+    assert [c.chunk_id for c in chunks] == [
+        chunk_id("long", f"section=Notes/para=1/part={i}") for i in range(len(chunks))
+    ]
+
+
+def test_plain_text_has_paragraphs_and_file_section(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("# not a heading in txt\n\nSecond paragraph.\n", encoding="utf-8")
+    chunks = read_document(tmp_path / "notes.txt", OPTIONS, doc_id="notes.txt")
+    assert [(c.section, c.text, c.source_type) for c in chunks] == [
+        ("notes.txt", "# not a heading in txt", "text"),
+        ("notes.txt", "Second paragraph.", "text"),
+    ]
+
+
+def test_binary_or_blank_text_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bin.md").write_bytes(b"\xff\xfe\x00\x01binary")
+    with pytest.raises(IngestError, match=r"bin\.md: file is not UTF-8 text"):
+        read_document(tmp_path / "bin.md", OPTIONS, doc_id="bin")
+    (tmp_path / "blank.txt").write_text("\n\n   \n", encoding="utf-8")
+    with pytest.raises(IngestError, match=r"blank\.txt: file has no text"):
+        read_document(tmp_path / "blank.txt", OPTIONS, doc_id="blank")
+
+
+def test_sample_site_memo() -> None:
+    chunks = read_document(SAMPLE / "site_memo.md", OPTIONS, doc_id="site_memo.md")
+    sections = {c.section.split(" > ", 1)[-1] for c in chunks}
+    assert {"Access and Logistics", "Existing Conditions > Basement", "Actions"} <= sections
+    assert sum(1 for c in chunks if c.row_number is not None) == 3  # the action table

@@ -1,0 +1,86 @@
+"""The PDF reader: pages, paragraphs, headings as sections, and refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from ingest_files import OPTIONS, SAMPLE, make_pdf
+
+from esbubble.errors import IngestError
+from esbubble.ingest import IngestOptions, read_document
+from esbubble.ingest.ids import chunk_id
+from esbubble.tokens import count_tokens
+
+
+def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:
+    chunks = read_document(make_pdf(tmp_path / "s.pdf"), OPTIONS, doc_id="s.pdf")
+    assert [(c.page, c.section, c.text) for c in chunks] == [
+        (1, "1. General", "First paragraph about the general scope of the job."),
+        (1, "1. General", "Second paragraph on access."),
+        (2, "2. Warranty", "The warranty period is ten years from practical completion."),
+    ]
+    assert [c.chunk_id for c in chunks] == [
+        chunk_id("s.pdf", "page=1/para=0/part=0"),
+        chunk_id("s.pdf", "page=1/para=1/part=0"),
+        chunk_id("s.pdf", "page=2/para=0/part=0"),
+    ]
+    assert {c.bucket for c in chunks} == {"PDF"} and {c.source_type for c in chunks} == {"pdf"}
+    assert all(c.token_count == count_tokens(c.text) for c in chunks)
+    assert chunks == read_document(tmp_path / "s.pdf", OPTIONS, doc_id="s.pdf")
+
+
+def test_bucket_pdf_can_be_mapped(tmp_path: Path) -> None:
+    options = IngestOptions.model_validate({"buckets": {"map": {"PDF": "Documents"}}})
+    chunks = read_document(make_pdf(tmp_path / "s.pdf"), options, doc_id="s.pdf")
+    assert {c.bucket for c in chunks} == {"Documents"}
+
+
+def test_long_paragraph_is_segmented_within_its_page(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    pdf.multi_cell(
+        0, 6, "Every lap is sealed and rolled flat before inspection. " * 40, new_x="LMARGIN", new_y="NEXT"
+    )
+    pdf.output(str(tmp_path / "long.pdf"))
+    chunks = read_document(tmp_path / "long.pdf", IngestOptions(max_chunk_tokens=50), doc_id="long")
+    assert len(chunks) > 3 and all(c.token_count <= 50 and c.page == 1 for c in chunks)
+    assert all(c.text.endswith("inspection.") for c in chunks)  # cut at sentence boundaries
+    assert chunks[0].section == "long.pdf"  # no heading: the file name
+
+
+def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 12)
+    pdf.cell(0, 10, "secret")
+    pdf.set_encryption(owner_password="owner", user_password="user")
+    pdf.output(str(tmp_path / "locked.pdf"))
+    with pytest.raises(IngestError, match=r"locked\.pdf: PDF is encrypted \(remove the password"):
+        read_document(tmp_path / "locked.pdf", OPTIONS, doc_id="locked")
+
+
+def test_pdf_without_text_is_refused(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.rect(10, 10, 50, 50)
+    pdf.output(str(tmp_path / "scan.pdf"))
+    with pytest.raises(IngestError, match="no extractable text"):
+        read_document(tmp_path / "scan.pdf", OPTIONS, doc_id="scan")
+
+
+def test_corrupt_pdf_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf\n")
+    with pytest.raises(IngestError, match=r"bad\.pdf: not a readable PDF"):
+        read_document(tmp_path / "bad.pdf", OPTIONS, doc_id="bad")
+
+
+def test_sample_specification() -> None:
+    chunks = read_document(SAMPLE / "specification.pdf", OPTIONS, doc_id="specification.pdf")
+    assert {c.page for c in chunks} == {1, 2, 3}
+    sections = list(dict.fromkeys(c.section for c in chunks))
+    assert sections[0] == "1. General" and sections[-1] == "6. Warranty" and len(sections) == 6
+    warranty = [c for c in chunks if c.section == "6. Warranty"]
+    assert len(warranty) == 1 and "10 year warranty" in warranty[0].text

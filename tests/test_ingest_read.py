@@ -1,0 +1,43 @@
+"""``read_document`` dispatch and the bad-input cases common to every format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ingest_files import OPTIONS
+
+from esbubble.errors import IngestError
+from esbubble.ingest import read_document
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("slides.pptx", b"anything", "unsupported file type '.pptx'"),
+        ("README", b"anything", "unsupported file type '(none)'"),
+        ("empty.xlsx", b"", "file is empty"),
+        ("empty.pdf", b"", "file is empty"),
+        ("corrupt.xlsx", b"PK\x03\x04garbage", "not a readable .xlsx workbook"),
+        (
+            "locked.xlsx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600,
+            "encrypted or in the legacy .xls",
+        ),
+    ],
+)
+def test_bad_files_raise_one_line_naming_the_file(
+    tmp_path: Path, name: str, content: bytes, reason: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(IngestError) as caught:
+        read_document(path, OPTIONS, doc_id=name)
+    line = caught.value.one_line()
+    assert line.startswith(f"{path}: ") and reason in line and "\n" not in line
+    assert caught.value.exit_code == 1
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match=r"gone\.md: file not found"):
+        read_document(tmp_path / "gone.md", OPTIONS, doc_id="gone")

@@ -1,0 +1,41 @@
+"""Token-length splitting: every piece fits and no text is lost."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from esbubble.ingest.segment import normalise_space, segment_text, split_sentences
+from esbubble.tokens import count_tokens
+
+words = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30
+)
+sentences = st.lists(words, min_size=1, max_size=12).map(lambda ws: " ".join(ws) + ".")
+
+
+def test_split_sentences_keeps_punctuation() -> None:
+    assert split_sentences("One.  Two!\nThree? Four") == ["One.", "Two!", "Three?", "Four"]
+
+
+def test_over_long_word_is_cut_between_characters() -> None:
+    pieces = segment_text("x" * 500 + " end.", 8)
+    assert all(count_tokens(p) <= 8 for p in pieces)
+    assert "".join(pieces).replace(" ", "") == "x" * 500 + "end."
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(sentences, min_size=1, max_size=20), st.integers(min_value=4, max_value=60))
+def test_every_piece_fits_and_nothing_is_lost(parts: list[str], max_tokens: int) -> None:
+    text = " ".join(parts)
+    pieces = segment_text(text, max_tokens)
+    assert all(0 < count_tokens(p) <= max_tokens for p in pieces)
+    # Pieces are cut at spaces, or inside a word only when it alone is too long: no character is lost.
+    assert "".join(pieces).replace(" ", "") == normalise_space(text).replace(" ", "")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(sentences, min_size=1, max_size=10))
+def test_text_that_fits_is_one_piece(parts: list[str]) -> None:
+    text = normalise_space(" ".join(parts))
+    assert segment_text(text, count_tokens(text) + 1) == ([text] if text else [])

@@ -1,0 +1,97 @@
+"""The .xlsx reader on a small workbook built here and on the sample quote job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest_files import OPTIONS, SAMPLE, make_workbook
+
+from esbubble.ingest import IngestOptions, read_document
+from esbubble.ingest.ids import chunk_id
+from esbubble.tokens import count_tokens
+
+
+def test_rows_become_header_value_chunks_with_locators(tmp_path: Path) -> None:
+    chunks = read_document(make_workbook(tmp_path / "w.xlsx"), OPTIONS, doc_id="w.xlsx")
+    scope = [c for c in chunks if c.section == "Scope"]
+    assert [c.row_number for c in scope] == [1, 4, 5, 7]  # title, data rows; header and empty rows skipped
+    assert scope[0].text == "Scope of Works: Test Job"
+    assert (
+        scope[1].text == "Item: 1.1; Area: Basement; Description: Sheet membrane to retaining walls; Qty: 120"
+    )
+    assert scope[1].compare_text == "1.1 Basement Sheet membrane to retaining walls 120"
+    assert scope[1].chunk_id == chunk_id("w.xlsx", "sheet=Scope/row=4/part=0")
+    assert {c.sheet_name for c in scope} == {"Scope"} and {c.bucket for c in scope} == {"Scope"}
+    assert {c.parent_id for c in scope} == {scope[0].parent_id}
+    assert [c.position for c in chunks] == list(range(len(chunks)))
+
+
+def test_vertical_merge_repeats_value_on_each_row(tmp_path: Path) -> None:
+    chunks = read_document(make_workbook(tmp_path / "w.xlsx"), OPTIONS, doc_id="w")
+    row5 = next(c for c in chunks if c.section == "Scope" and c.row_number == 5)
+    assert "Area: Basement" in row5.text
+
+
+def test_numbers_dates_and_formulas_render_for_people(tmp_path: Path) -> None:
+    chunks = read_document(make_workbook(tmp_path / "w.xlsx"), OPTIONS, doc_id="w")
+    pricing = {c.row_number: c.text for c in chunks if c.section == "Pricing"}
+    assert pricing[2] == "Line: P1; Description: Membrane; Rate: $68.50; Amount: =C2*2; Due: 14 March 2025"
+    assert pricing[3] == "Line: P2; Description: Joint strip; Rate: 12.5%; Due: 1 April 2025 13:30"
+
+
+def test_hidden_sheets_skipped_unless_asked(tmp_path: Path) -> None:
+    path = make_workbook(tmp_path / "w.xlsx")
+    assert "Internal" not in {c.section for c in read_document(path, OPTIONS, doc_id="w")}
+    with_hidden = read_document(path, IngestOptions(include_hidden_sheets=True), doc_id="w")
+    assert [c.text for c in with_hidden if c.section == "Internal"] == ["Code: X1; Cost: secret cost"]
+
+
+def test_long_row_splits_into_continuations_keeping_row_number(tmp_path: Path) -> None:
+    sentence = "The membrane is laid to falls and turned up at every wall and upstand. "
+    path = make_workbook(tmp_path / "w.xlsx", long_text=sentence * 30)
+    options = IngestOptions(max_chunk_tokens=64)
+    parts = [c for c in read_document(path, options, doc_id="w") if c.row_number == 7]
+    assert len(parts) > 3
+    assert all(c.token_count <= 64 for c in parts)
+    assert parts[0].text.startswith("Item: 1.3; Area: Podium; Description: The membrane")
+    assert [c.chunk_id for c in parts] == [
+        chunk_id("w", f"sheet=Scope/row=7/part={i}") for i in range(len(parts))
+    ]
+    assert "Description:" not in parts[0].compare_text and "1.3 Podium The membrane" in parts[0].compare_text
+
+
+def test_two_reads_give_identical_chunks_and_tiktoken_counts(tmp_path: Path) -> None:
+    path = make_workbook(tmp_path / "w.xlsx")
+    first = read_document(path, OPTIONS, doc_id="w")
+    assert first == read_document(path, OPTIONS, doc_id="w")
+    assert all(c.token_count == count_tokens(c.text, "o200k_base") for c in first)
+    cl100k = read_document(path, IngestOptions(encoding="cl100k_base"), doc_id="w")
+    assert all(c.token_count == count_tokens(c.text, "cl100k_base") for c in cl100k)
+
+
+def test_bucket_map_from_profile_applies(tmp_path: Path) -> None:
+    options = IngestOptions.model_validate({"buckets": {"map": {"Pricing": "Commercial"}}})
+    chunks = read_document(make_workbook(tmp_path / "w.xlsx"), options, doc_id="w")
+    assert {c.bucket for c in chunks if c.section == "Pricing"} == {"Commercial"}
+    assert {c.bucket for c in chunks if c.section == "Scope"} == {"Scope"}
+
+
+def test_sample_workbook_shape() -> None:
+    chunks = read_document(SAMPLE / "quote_job.xlsx", OPTIONS, doc_id="quote_job.xlsx")
+    sections = {c.section for c in chunks}
+    visible = ["Scope of Works", "Below Grade", "Products", "Pricing", "Terms & Conditions", "Exclusions"]
+    assert sections == {*visible, "Site Conditions"}  # the hidden "Rates Lookup" sheet is skipped
+    assert 900 <= len(chunks) <= 1100
+    mean = sum(c.token_count for c in chunks) / len(chunks)
+    assert 70 <= mean <= 200
+    total = next(c for c in chunks if c.text.startswith("Description: Total contract price"))
+    assert (
+        total.text == "Description: Total contract price including GST; Amount: $2,700,128.60"
+    )  # cached formula
+    dated = next(c for c in chunks if c.section == "Site Conditions" and c.row_number == 4)
+    assert "Date: 3 February 2025" in dated.text
+    liability = [c for c in chunks if c.section == "Terms & Conditions" and "Heading: Liability" in c.text]
+    continued = [
+        c for c in chunks if c.row_number == liability[0].row_number and c.section == liability[0].section
+    ]
+    assert len(continued) >= 2 and all(c.token_count <= OPTIONS.max_chunk_tokens for c in continued)
