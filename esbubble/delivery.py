@@ -29,7 +29,14 @@ from esbubble.evaluate import CaseLike
 from esbubble.expand import Expansion, plan_expansion
 from esbubble.manifest import build_manifest
 from esbubble.models import Bubble, Candidate, RunManifest, Variant
-from esbubble.repair import RepairResult, facets_of, micro_queries, plan_repair, uncovered
+from esbubble.repair import (
+    RepairResult,
+    facets_of,
+    micro_queries,
+    micro_query_config,
+    plan_repair,
+    uncovered,
+)
 from esbubble.runner import RunResult, run_bubble
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import NeighbourRequest, neighbours
@@ -119,7 +126,7 @@ def repair_bubble(
     gaps = uncovered(facets_of(bubble.query, config), [s.chunk for s in bubble.selected])
     pool: list[Candidate] = []
     if gaps and bubble.selected:
-        micro = config.with_overrides(candidate_k=config.repair.micro_k)
+        micro = micro_query_config(config)
         for retrieval in retrieve_many(store, micro_queries(gaps), micro, filters):
             pool.extend(retrieval.candidates)
     return plan_repair(bubble, pool, config)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.config import BubbleConfig
+from esbubble.config import BubbleConfig, parse_config
 from esbubble.expand import bucket_of, budget_state
 from esbubble.gates import (
     global_budget_gate,
@@ -99,6 +99,18 @@ def uncovered(facets: Sequence[Facet], chunks: Sequence[Chunk]) -> list[Facet]:
 def micro_queries(gaps: Sequence[Facet]) -> list[str]:
     """One query per gap, restricted to the gap's terms."""
     return [" ".join(gap.terms) for gap in gaps]
+
+
+def micro_query_config(config: BubbleConfig) -> BubbleConfig:
+    """The profile a micro-query runs with: ``micro_k`` hits and no priors.
+
+    Without priors the engine body is a plain BM25 match on the gap terms, so
+    prior-boosted sections cannot crowd out the chunks that close the gap.
+    """
+    data = config.model_dump(mode="json")
+    data["priors"] = {}
+    data["bubble"]["candidate_k"] = config.repair.micro_k
+    return parse_config(data, source="repair micro-query")
 
 
 def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config: BubbleConfig) -> Utility:

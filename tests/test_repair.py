@@ -10,7 +10,7 @@ from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.gates import overlap
 from esbubble.models import Bubble, Candidate, Chunk
-from esbubble.repair import facets_of, micro_queries, plan_repair, uncovered
+from esbubble.repair import facets_of, micro_queries, micro_query_config, plan_repair, uncovered
 from esbubble.text import word_set
 
 
@@ -189,3 +189,14 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
     # One trace record per chunk, every selected chunk marked selected.
     assert len(records) == len(repaired.trace)
     assert all(records[s.chunk.chunk_id].final_decision == "selected" for s in repaired.selected)
+
+
+def test_micro_queries_run_without_priors_and_with_micro_k() -> None:
+    config = parse_config(
+        {"priors": {"sections": {"Scope": 6.0}, "keywords": {"price": 1.0}}, "repair": {"micro_k": 7}}
+    )
+    micro = micro_query_config(config)
+    assert (micro.priors.sections, micro.priors.keywords, micro.bubble.candidate_k) == ({}, {}, 7)
+    assert micro.bubble.model_dump(exclude={"candidate_k"}) == config.bubble.model_dump(
+        exclude={"candidate_k"}
+    )
