@@ -11,12 +11,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
 
+from esbubble import cli_render as render
 from esbubble.cli_render import emit_json
-from esbubble.errors import EsbubbleError
+from esbubble.config import BubbleConfig, load_profile
+from esbubble.errors import EsbubbleError, InputError, NotFoundError
 from esbubble.settings import Settings, load_settings
 from esbubble.store.connection import Store, open_store
 
@@ -72,6 +76,32 @@ def store_of(ctx: click.Context) -> Iterator[Store]:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+profile_option = click.option(
+    "--profile", type=click.Path(dir_okay=False), help="Profile TOML (default: built-in defaults)."
+)
+budget_option = click.option("--budget", type=int, help="Token budget T_B (overrides the profile).")
+
+
+def resolve_config(
+    profile: str | None, *, budget: int | None = None, variant: str | None = None, delta: float | None = None
+) -> BubbleConfig:
+    """The profile (or defaults) with flag overrides, validated like a profile."""
+    config = load_profile(profile) if profile else BubbleConfig()
+    if budget is None and variant is None and delta is None:
+        return config
+    return config.with_overrides(token_budget=budget, variant=variant, overlap_threshold=delta)
+
+
+def load_cases(path: str) -> list[Any]:
+    """A query set's cases; any bad entry is a user error listing the first problems."""
+    from esbubble.queryset import load_queries
+
+    queryset = load_queries(path)
+    if queryset.problems:
+        shown = "; ".join(queryset.problems[:3])
+        more = f" (+{len(queryset.problems) - 3} more)" if len(queryset.problems) > 3 else ""
+        raise InputError(f"query set has {len(queryset.problems)} bad entries: {shown}{more}")
+    return list(queryset.cases)
 
 
 @click.group(cls=EsbubbleGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -174,6 +204,279 @@ def _embedded_settings(ctx: click.Context) -> Settings:
             f"({settings.display_url}); unset ELASTICSEARCH_URL / --url"
         )
     return settings
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@profile_option
+@click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
+@json_option
+@click.pass_context
+def ingest(
+    ctx: click.Context, paths: tuple[str, ...], profile: str | None, doc_id: str | None, as_json: bool
+) -> None:
+    """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
+    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
+
+    config = resolve_config(profile)
+    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    if doc_id is not None and (len(paths) != 1 or Path(paths[0]).is_dir()):
+        raise InputError(
+            "--doc-id needs exactly one file", hint="drop --doc-id to ingest folders or many files"
+        )
+    with store_of(ctx) as store:
+        if doc_id is not None:
+            chunks = read_document(paths[0], options, doc_id=doc_id)
+            result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])
+            summary = IngestSummary(documents=[result])
+        else:
+            with render.IngestProgressBar(enabled=not as_json) as bar:
+                summary = ingest_paths(store, list(paths), options, progress=bar.update)
+    if as_json:
+        emit_json(render.ingest_json(summary))
+    else:
+        render.print_ingest(summary)
+    if not summary.ok:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.argument("query")
+@profile_option
+@budget_option
+@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@json_option
+@click.pass_context
+def bubble(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context,
+    query: str,
+    profile: str | None,
+    budget: int | None,
+    variant: str | None,
+    delta: float | None,
+    as_json: bool,
+) -> None:
+    """Build a context bubble for QUERY, print it and record its trace."""
+    from esbubble.runner import run_bubble
+
+    if not query.strip():
+        raise InputError("the query is empty", hint="pass the question to build a bubble for")
+    config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
+    with store_of(ctx) as store:
+        result = run_bubble(store, query, config)
+    render.warn_write(result.write_result)
+    if as_json:
+        emit_json(render.bubble_json(result.bubble))
+    else:
+        render.print_bubble(result.bubble)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--all", "show_all", is_flag=True, help="Show every candidate, not only the first 25.")
+@json_option
+@click.pass_context
+def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
+    """Every candidate of a run with its numbers and the reason it was kept or dropped."""
+    from esbubble.store.audit import read_run
+
+    with store_of(ctx) as store:
+        manifest, records = read_run(store, run_id)
+    if as_json:
+        emit_json(
+            {
+                "run_id": manifest.run_id,
+                "manifest": manifest.model_dump(mode="json", by_alias=True),
+                "candidates": [r.model_dump(mode="json", by_alias=True) for r in records],
+            }
+        )
+    else:
+        render.print_trace(manifest, records, limit=None if show_all else 25)
+
+
+@cli.command("eval")
+@click.argument("queryset", type=click.Path())
+@profile_option
+@budget_option
+@json_option
+@click.pass_context
+def eval_command(
+    ctx: click.Context, queryset: str, profile: str | None, budget: int | None, as_json: bool
+) -> None:
+    """The paper's tables for every variant over a query set (JSONL or YAML)."""
+    from esbubble.evaluate import evaluate, evaluation_tables
+
+    config = resolve_config(profile, budget=budget)
+    cases = load_cases(queryset)
+    with store_of(ctx) as store:
+        evaluation = evaluate(store, cases, config, now=datetime.now(UTC))
+    if as_json:
+        emit_json(evaluation.model_dump(mode="json"))
+    else:
+        render.print_tables(evaluation_tables(evaluation))
+
+
+@cli.command()
+@click.argument("queryset", type=click.Path())
+@profile_option
+@budget_option
+@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option(
+    "--compare", "baseline", metavar="RUN_OR_BATCH_ID", help="Show what changed against these runs."
+)
+@click.option("--workers", type=int, default=1, show_default=True, help="Parallel retrieval/trace workers.")
+@json_option
+@click.pass_context
+def rebubble(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context,
+    queryset: str,
+    profile: str | None,
+    budget: int | None,
+    variant: str | None,
+    baseline: str | None,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Re-run a whole query set under one batch id, optionally comparing with an earlier run or batch."""
+    from esbubble import rebubble as batch
+
+    config = resolve_config(profile, budget=budget, variant=variant)
+    cases = load_cases(queryset)
+    now = datetime.now(UTC)
+    with store_of(ctx) as store:
+        old = batch.load_summaries(store, baseline) if baseline else None
+        with render.CountBar(len(cases), "re-bubbling", enabled=not as_json) as bar:
+            result = batch.run_batch(
+                store,
+                cases,
+                config,
+                batch_id=batch.new_batch_id(now),
+                now=now,
+                workers=workers,
+                on_done=bar.step,
+            )
+    comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
+    if as_json:
+        emit_json(
+            {
+                "batch_id": result.batch_id,
+                "runs": [run.model_dump(mode="json") for run in result.runs],
+                "written": result.written,
+                "spooled": result.spooled,
+                "comparison": comparison.model_dump(mode="json") if comparison else None,
+            }
+        )
+    else:
+        render.print_batch(result, comparison)
+
+
+@cli.command()
+@click.argument("batch_id")
+@click.option("--out", type=click.Path(dir_okay=False), default="report.html", show_default=True)
+@json_option
+@click.pass_context
+def report(ctx: click.Context, batch_id: str, out: str, as_json: bool) -> None:
+    """Write a self-contained HTML report (Figures 2-5 and the tables) for a batch."""
+    from esbubble.rebubble import report_data
+    from esbubble.report import write_report
+
+    with store_of(ctx) as store:
+        data = report_data(store, batch_id, now=datetime.now(UTC))
+    path = write_report(data, out)
+    if as_json:
+        emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})
+    else:
+        click.echo(f"wrote {path} ({data.runs} runs of batch {batch_id})")
+
+
+@cli.group()
+def traces() -> None:
+    """Maintain the audit trail: replay the local spool, drop old records."""
+
+
+@traces.command("flush")
+@json_option
+@click.pass_context
+def traces_flush(ctx: click.Context, as_json: bool) -> None:
+    """Write spooled audit records (kept when the cluster was unreachable) to the cluster."""
+    from esbubble.store.audit import flush_spool
+
+    with store_of(ctx) as store:
+        result = flush_spool(store)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        click.echo(
+            f"flushed {result.written} records from {result.files} spool files; {result.remaining} remain"
+        )
+    if result.remaining:
+        ctx.exit(1)
+
+
+@traces.command("prune")
+@click.option("--older-than", required=True, metavar="AGE", help="e.g. 30d, 12h, 90m")
+@json_option
+@click.pass_context
+def traces_prune(ctx: click.Context, older_than: str, as_json: bool) -> None:
+    """Delete trace records and run manifests older than AGE."""
+    from esbubble.store.audit import parse_age, prune_traces
+
+    age = parse_age(older_than)
+    with store_of(ctx) as store:
+        deleted = prune_traces(store, age)
+    if as_json:
+        emit_json({"deleted": deleted, "older_than": older_than})
+    else:
+        click.echo(f"deleted {deleted} trace records older than {older_than}")
+
+
+def sample_dir() -> Path:
+    """``data/sample`` of the source tree (``make demo`` runs from a clone)."""
+    here = Path(__file__).resolve().parent.parent / "data" / "sample"
+    if not here.is_dir():
+        raise NotFoundError(
+            f"sample corpus not found at {here}", hint="run the demo from a clone of the esbubble repository"
+        )
+    return here
+
+
+DEMO_QUERY = "scope of work"
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def demo(ctx: click.Context, as_json: bool) -> None:
+    """Init, ingest the sample quote job, bubble "scope of work", show the bubble and its trace."""
+    from esbubble.ingest import IngestOptions, ingest_paths
+    from esbubble.runner import run_bubble
+    from esbubble.store.templates import init_indices
+
+    sample = sample_dir()
+    config = load_profile(sample / "profile.toml")
+    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    documents = sorted(p for p in sample.iterdir() if p.suffix in {".xlsx", ".pdf", ".md"})
+    with store_of(ctx) as store:
+        init_indices(store)
+        summary = ingest_paths(store, documents, options)
+        result = run_bubble(store, DEMO_QUERY, config)
+        shown = store.display_url
+    render.warn_write(result.write_result)
+    if as_json:
+        emit_json(
+            {
+                "engine": shown,
+                "ingest": render.ingest_json(summary),
+                "bubble": render.bubble_json(result.bubble),
+            }
+        )
+        return
+    click.echo(f"engine: {shown}")
+    render.print_ingest(summary)
+    render.print_bubble(result.bubble)
+    render.print_trace_summary(result.bubble.trace)
+    click.echo(f"see every decision: esbubble trace {result.bubble.run_id} --all")
 
 
 def main() -> None:

@@ -10,14 +10,22 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from esbubble.metrics import bubble_metrics
+from esbubble.models import Bubble, RunManifest, TraceRecord
 from esbubble.report import Table
+
+if TYPE_CHECKING:
+    from esbubble.ingest import IngestProgress, IngestSummary
+    from esbubble.rebubble import BatchResult, Comparison
+    from esbubble.store.audit import WriteResult
 
 
 def console() -> Console:
@@ -54,3 +62,233 @@ def preview(text: str, width: int = 60) -> str:
 
 def fmt(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def warn_write(result: WriteResult) -> None:
+    """Say on stderr when the audit trail did not reach the cluster (the run itself succeeded)."""
+    if result.spooled:
+        click.echo(
+            f"esbubble: warning: {result.spooled} audit records spooled to {result.spool_file} "
+            f"({result.error}); run `esbubble traces flush` later",
+            err=True,
+        )
+    if result.lost:
+        click.echo(f"esbubble: warning: {result.lost} audit records lost ({result.error})", err=True)
+
+
+class IngestProgressBar:
+    """A progress bar on stderr for ``ingest_paths``, created when the first file reports the total."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar: Any = None
+
+    def __enter__(self) -> IngestProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def update(self, progress: IngestProgress) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(length=progress.total, label="ingesting", file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(1, current_item=progress.file)
+
+
+class CountBar:
+    """A progress bar on stderr over a known number of steps (thread-safe ``step``)."""
+
+    def __init__(self, total: int, label: str, *, enabled: bool) -> None:
+        self._bar = click.progressbar(length=total, label=label, file=sys.stderr) if enabled else None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> CountBar:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def step(self, count: int) -> None:
+        if self._bar is not None:
+            with self._lock:
+                self._bar.update(count)
+
+
+def ingest_json(summary: IngestSummary) -> dict[str, Any]:
+    return {
+        "documents": len(summary.documents),
+        "chunks": sum(d.chunks for d in summary.documents),
+        "added": summary.added,
+        "updated": summary.updated,
+        "deleted": summary.deleted,
+        "unchanged": summary.unchanged,
+        "failures": [f.model_dump(mode="json") for f in summary.failures],
+        "skipped": summary.skipped,
+        "per_document": [d.model_dump(mode="json") for d in summary.documents],
+    }
+
+
+def print_ingest(summary: IngestSummary) -> None:
+    chunks = sum(d.chunks for d in summary.documents)
+    click.echo(
+        f"{len(summary.documents)} documents, {chunks} chunks: {summary.added} added, "
+        f"{summary.updated} updated, {summary.deleted} deleted, {summary.unchanged} unchanged; "
+        f"{len(summary.failures)} failed"
+    )
+    for failure in summary.failures:
+        click.echo(f"esbubble: error: {failure.file}: {failure.reason}", err=True)
+    for skipped in summary.skipped:
+        click.echo(f"skipped (no reader): {skipped}", err=True)
+
+
+def bubble_json(bubble: Bubble) -> dict[str, Any]:
+    """The stable ``bubble --json`` contract (see the README); keys are never renamed."""
+    return {
+        "run_id": bubble.run_id,
+        "query": bubble.query,
+        "variant": bubble.variant,
+        "budget": bubble.budget,
+        "delta": bubble.delta,
+        "tokens_used": bubble.tokens_used,
+        "candidates": len(bubble.trace),
+        "sections": bubble.sections,
+        "avg_overlap": bubble_metrics(bubble).avg_overlap,
+        "selected": [
+            {
+                "rank": s.selection_order,
+                "chunk_id": s.chunk.chunk_id,
+                "doc_id": s.chunk.doc_id,
+                "section": s.chunk.section,
+                "bucket": s.chunk.bucket,
+                "row_number": s.chunk.row_number,
+                "page": s.chunk.page,
+                "token_count": s.chunk.token_count,
+                "score": s.score,
+                "text": s.chunk.text,
+            }
+            for s in bubble.selected
+        ],
+        "rejected": bubble.rejected,
+    }
+
+
+def _where(row_number: int | None, page: int | None) -> str:
+    if row_number is not None:
+        return f"row {row_number}"
+    return f"p. {page}" if page is not None else ""
+
+
+def print_bubble(bubble: Bubble) -> None:
+    selected = RichTable(
+        title=f"Bubble for {bubble.query!r} — {bubble.variant}, {bubble.tokens_used}/{bubble.budget} tokens, "
+        f"δ={bubble.delta:g}",
+        title_justify="left",
+    )
+    for column, justify in (("rank", "right"), ("section", "left"), ("row/page", "left"), ("tokens", "right"),
+                            ("score", "right"), ("text", "left")):  # fmt: skip
+        selected.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for s in bubble.selected:
+        selected.add_row(
+            str(s.selection_order), s.chunk.section, _where(s.chunk.row_number, s.chunk.page),
+            str(s.chunk.token_count), f"{s.score:.2f}", preview(s.chunk.text),
+        )  # fmt: skip
+    out = console()
+    out.print(selected)
+    used = bubble.tokens_used or 1
+    allocation = RichTable(title="Token allocation per section", title_justify="left")
+    allocation.add_column("section")
+    allocation.add_column("tokens", justify="right")
+    allocation.add_column("share", justify="right")
+    for section, tokens in bubble_metrics(bubble).tokens_per_section.items():
+        allocation.add_row(section, str(tokens), f"{tokens / used:.0%}")
+    out.print(allocation)
+    click.echo(f"run id: {bubble.run_id}")
+
+
+def print_trace_summary(records: Sequence[TraceRecord]) -> None:
+    """How many candidates each reason accounts for, largest first."""
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.final_reason] = counts.get(record.final_reason, 0) + 1
+    parts = ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    click.echo(f"{len(records)} candidates: {parts}")
+
+
+def print_trace(manifest: RunManifest, records: Sequence[TraceRecord], *, limit: int | None) -> None:
+    query = manifest.query if manifest.query is not None else "<redacted>"
+    click.echo(
+        f"run {manifest.run_id}  {manifest.timestamp:%Y-%m-%d %H:%M:%S}  variant {manifest.variant}  "
+        f"budget {manifest.totals.budget}  used {manifest.totals.tokens_used}  query {query!r}"
+    )
+    if manifest.batch_id:
+        click.echo(f"batch {manifest.batch_id}")
+    table = RichTable(show_lines=False)
+    columns = (
+        "rank",
+        "chunk",
+        "section",
+        "tokens",
+        "tf",
+        "boost",
+        "lp",
+        "score",
+        "overlap/δ",
+        "decision",
+        "reason",
+    )
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("chunk", "section", "decision", "reason") else "right"
+        )
+    shown = records if limit is None else records[:limit]
+    for r in shown:
+        table.add_row(
+            str(r.rank), r.chunk_id, r.section, str(r.token_count), f"{r.tf:g}", f"{r.boost:g}",
+            f"{r.len_penalty:.2f}", f"{r.score_final:.2f}", f"{r.overlap:.2f}/{r.threshold:g}",
+            r.final_decision, r.final_reason,
+        )  # fmt: skip
+    console().print(table)
+    if len(shown) < len(records):
+        click.echo(f"… {len(records) - len(shown)} more candidates (use --all)")
+    print_trace_summary(records)
+
+
+def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
+    click.echo(
+        f"batch {result.batch_id}: {len(result.runs)} runs, {result.written} audit records written"
+        + (f", {result.spooled} spooled" if result.spooled else "")
+    )
+    if comparison is None:
+        table = RichTable()
+        for column in ("query id", "run id", "tokens", "sections", "selected"):
+            table.add_column(column)
+        for case_id, run in zip(result.case_ids, result.runs, strict=True):
+            table.add_row(
+                case_id, run.run_id, str(run.tokens_used), str(len(run.sections)), str(len(run.selected))
+            )
+        console().print(table)
+        return
+    click.echo(
+        f"compared with {comparison.baseline}: "
+        f"{comparison.changed} of {len(comparison.changes)} queries changed"
+    )
+    table = RichTable()
+    for column in ("query", "entered", "left", "Δ tokens", "sections +", "sections −"):
+        table.add_column(column)
+    for change in comparison.changes:
+        if not change.changed:
+            continue
+        table.add_row(
+            preview(change.query or change.query_hash, 40), ", ".join(change.entered), ", ".join(change.left),
+            f"{change.token_delta:+d}", ", ".join(change.sections_entered), ", ".join(change.sections_left),
+        )  # fmt: skip
+    console().print(table)
+    for run_id in comparison.only_in_new:
+        click.echo(f"new query (no baseline run): {run_id}")

@@ -10,16 +10,36 @@ left the bubble and how tokens and sections changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from elastic_transport import TransportError
 from elasticsearch import ApiError
 from pydantic import BaseModel, ConfigDict, Field
 
-from esbubble.errors import EngineError, NotFoundError
-from esbubble.models import RunManifest, TraceRecord
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.errors import EngineError, InputError, NotFoundError
+from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
+from esbubble.manifest import build_manifest
+from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
+from esbubble.report import (
+    DeltaPoint,
+    ReportData,
+    Table,
+    VariantPoint,
+    pruning_funnel,
+    section_allocation,
+)
+from esbubble.store.audit import TraceWriter, WriteResult
+from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
+from esbubble.store.query import RetrievalFilters
+from esbubble.store.retrieve import retrieve_many
 
 PAGE_SIZE = 1000
 
@@ -206,3 +226,186 @@ def load_summaries(store: Store, run_or_batch_id: str) -> list[RunSummary]:
     for record in records:
         per_run.setdefault(record.run_id, []).append(record)
     return [summarise(m, per_run.get(m.run_id, [])) for m in manifests]
+
+
+class BatchResult(_Model):
+    """One re-bubbling batch: a summary per query (query-set order) and where the audit went."""
+
+    batch_id: str
+    case_ids: list[str]
+    runs: list[RunSummary]
+    written: int
+    spooled: int
+    lost: int
+
+
+def new_batch_id(now: datetime) -> str:
+    """A batch id that sorts by time and never repeats."""
+    return f"batch-{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def batch_run_id(batch_id: str, case_id: str) -> str:
+    """Run ids are derived from the batch and the query-set id, so a batch's runs are findable by either."""
+    return f"{batch_id}.{case_id}"
+
+
+def _slices(items: Sequence[CaseLike], parts: int) -> list[Sequence[CaseLike]]:
+    size = max(1, -(-len(items) // parts))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def run_batch(
+    store: Store,
+    cases: Sequence[CaseLike],
+    config: BubbleConfig,
+    *,
+    batch_id: str,
+    now: datetime,
+    variant: Variant | None = None,
+    workers: int = 1,
+    filters: RetrievalFilters | None = None,
+    writer: TraceWriter | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> BatchResult:
+    """Bubble every case with ``config`` and write all manifests and traces under ``batch_id``.
+
+    ``workers`` threads each take a contiguous slice of the query set and
+    retrieve it in one ``msearch``; the result is the same whatever the
+    number of workers (runs are returned in query-set order).
+    """
+    if not cases:
+        raise InputError("the query set is empty", hint="add at least one {id, query} line")
+    if workers < 1:
+        raise InputError(f"invalid --workers {workers}", hint="use 1 or more")
+    audit = writer or TraceWriter.for_store(store)
+    doc_count = count_chunks(store)
+
+    def work(part: Sequence[CaseLike]) -> list[tuple[RunSummary, WriteResult]]:
+        done: list[tuple[RunSummary, WriteResult]] = []
+        for case, retrieval in zip(
+            part, retrieve_many(store, [c.query for c in part], config, filters), strict=True
+        ):
+            started = time.perf_counter()
+            bubble = build_bubble(
+                case.query,
+                retrieval.candidates,
+                config,
+                run_id=batch_run_id(batch_id, case.id),
+                now=now,
+                batch_id=batch_id,
+                variant=variant,
+            )
+            bubble_ms = (time.perf_counter() - started) * 1000.0
+            manifest = build_manifest(
+                bubble,
+                config,
+                index=store.names.chunks,
+                engine=store.engine,
+                request_body=retrieval.request_body,
+                index_doc_count=doc_count,
+                timings_ms={"retrieve": retrieval.took_ms, "bubble": bubble_ms},
+                now=now,
+            )
+            done.append((summarise(manifest, bubble.trace), audit.write(manifest, bubble.trace)))
+            if on_done is not None:
+                on_done(1)
+        return done
+
+    parts = _slices(cases, min(workers, len(cases)))
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        results = [item for chunk in pool.map(work, parts) for item in chunk]
+    return BatchResult(
+        batch_id=batch_id,
+        case_ids=[case.id for case in cases],
+        runs=[summary for summary, _ in results],
+        written=sum(w.written for _, w in results),
+        spooled=sum(w.spooled for _, w in results),
+        lost=sum(w.lost for _, w in results),
+    )
+
+
+def _rebuilt_cases(
+    store: Store, manifests: Sequence[RunManifest], records: Sequence[TraceRecord]
+) -> tuple[list[EvalCase], list[str]]:
+    """Each run's candidates, rebuilt from its trace and the chunk index, plus notes on what was skipped."""
+    per_run: dict[str, list[TraceRecord]] = {}
+    for record in records:
+        per_run.setdefault(record.run_id, []).append(record)
+    wanted = sorted({r.chunk_id for r in records})
+    chunks: dict[str, Chunk] = {}
+    for start in range(0, len(wanted), PAGE_SIZE):
+        chunks.update((c.chunk_id, c) for c in get_chunks(store, wanted[start : start + PAGE_SIZE]))
+    notes: list[str] = []
+    cases: list[EvalCase] = []
+    for manifest in manifests:
+        if manifest.query is None:
+            notes.append(f"run {manifest.run_id}: query redacted, left out of Figures 2 and 3")
+            continue
+        run_records = per_run.get(manifest.run_id, [])
+        missing = sum(1 for r in run_records if r.chunk_id not in chunks)
+        if missing:
+            notes.append(f"run {manifest.run_id}: {missing} candidates no longer in the chunk index")
+        candidates = [
+            Candidate(chunk=chunks[r.chunk_id], es_score=r.es_score, es_rank=r.es_rank)
+            for r in run_records
+            if r.chunk_id in chunks
+        ]
+        cases.append(EvalCase(id=manifest.run_id, query=manifest.query, candidates=candidates))
+    return cases, notes
+
+
+def report_data(store: Store, batch_id: str, *, now: datetime) -> ReportData:
+    """The report of a stored batch: the funnel and allocation from its traces, and the variant and δ
+    figures from re-bubbling its stored candidates (same chunks, same engine scores) under its profile."""
+    manifests = find_manifests(store, batch_id)
+    records = trace_records(store, [m.run_id for m in manifests])
+    config = parse_config(manifests[0].config, source=f"run {manifests[0].run_id} config")
+    cases, notes = _rebuilt_cases(store, manifests, records)
+    tables = [
+        Table(
+            title=f"Runs of batch {batch_id}",
+            columns=["run", "query", "variant", "tokens used", "sections", "selected"],
+            rows=[
+                [
+                    m.run_id,
+                    m.query or "<redacted>",
+                    m.variant,
+                    str(m.totals.tokens_used),
+                    str(len(m.totals.sections)),
+                    str(m.totals.selected),
+                ]
+                for m in manifests
+            ],
+        )
+    ]
+    variants: list[VariantPoint] = []
+    sweep: list[DeltaPoint] = []
+    if cases:
+        evaluation = evaluate_cases(cases, config, now=now)
+        variants = [
+            VariantPoint(variant=r.variant, tokens_used=r.tokens_used, unique_sections=r.unique_sections)
+            for r in evaluation.table1
+        ]
+        sweep = [
+            DeltaPoint(
+                delta=d.delta,
+                passed_redundancy=d.passed_redundancy,
+                tokens_used=d.tokens_used,
+                unique_sections=d.unique_sections,
+            )
+            for d in evaluation.delta_sweep
+        ]
+        tables += evaluation_tables(evaluation)
+    if notes:
+        tables.append(Table(title="Notes", columns=["note"], rows=[[note] for note in notes]))
+    return ReportData(
+        title=f"esbubble batch {batch_id}",
+        batch_id=batch_id,
+        generated_at=now,
+        runs=len(manifests),
+        variants=variants,
+        delta_sweep=sweep,
+        funnel=pruning_funnel(records),
+        allocation=section_allocation(records),
+        tables=tables,
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -100,3 +101,180 @@ def test_engine_start_status_stop_on_the_embedded_engine(daemon: None) -> None:
     final = json.loads(run("engine", "stop", "--json").output)
     assert final["running"] is False
     assert final["snapshot"]
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+PROFILE = str(SAMPLE / "profile.toml")
+BUBBLE_KEYS = ["run_id", "query", "variant", "budget", "delta", "tokens_used", "candidates", "sections",
+               "avg_overlap", "selected", "rejected"]  # fmt: skip
+SELECTED_KEYS = ["rank", "chunk_id", "doc_id", "section", "bucket", "row_number", "page", "token_count",
+                 "score", "text"]  # fmt: skip
+
+
+@pytest.fixture
+def with_sample(on_engine: list[str]) -> list[str]:
+    """The session engine under a fresh prefix, initialised and holding the sample workbook and memo."""
+    assert run(*on_engine, "init").exit_code == 0
+    result = run(*on_engine, "ingest", str(SAMPLE / "quote_job.xlsx"), str(SAMPLE / "site_memo.md"),
+                 "--profile", PROFILE, "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["documents"] == 2 and summary["added"] == summary["chunks"] > 0 and not summary["failures"]
+    return on_engine
+
+
+@pytest.mark.integration
+def test_ingest_again_reports_everything_unchanged(with_sample: list[str]) -> None:
+    result = run(*with_sample, "ingest", str(SAMPLE / "site_memo.md"), "--profile", PROFILE)
+    assert result.exit_code == 0
+    assert "1 documents" in result.output and "0 added, 0 updated, 0 deleted" in result.output
+
+
+@pytest.mark.integration
+def test_ingest_missing_file_exits_1_naming_it(with_sample: list[str], tmp_path: Path) -> None:
+    result = run(*with_sample, "ingest", str(tmp_path / "nope.xlsx"))
+    assert result.exit_code == 1
+    assert "nope.xlsx" in result.stderr
+
+
+def test_doc_id_needs_exactly_one_file() -> None:
+    result = run("ingest", "a.md", "b.md", "--doc-id", "x")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "esbubble: error: --doc-id needs exactly one file (drop --doc-id to ingest folders or many files)"
+    )
+
+
+@pytest.mark.integration
+def test_bubble_json_keeps_the_contract_keys_and_trace_explains_every_candidate(
+    with_sample: list[str],
+) -> None:
+    result = run(*with_sample, "bubble", "scope of work", "--profile", PROFILE, "--budget", "400", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert list(payload) == BUBBLE_KEYS
+    assert payload["budget"] == 400 and payload["delta"] == 0.55 and payload["variant"] == "full"
+    assert 0 < payload["tokens_used"] <= 400
+    assert [list(s) for s in payload["selected"]] == [SELECTED_KEYS] * len(payload["selected"])
+    assert [s["rank"] for s in payload["selected"]] == list(range(1, len(payload["selected"]) + 1))
+    assert sum(s["token_count"] for s in payload["selected"]) == payload["tokens_used"]
+    assert set(payload["rejected"]) == {"too_redundant", "budget_exceeded", "section_budget_exceeded",
+                                        "low_relevance", "max_chunks"}  # fmt: skip
+    assert sum(payload["rejected"].values()) + len(payload["selected"]) == payload["candidates"]
+
+    traced = run(*with_sample, "trace", payload["run_id"], "--json")
+    assert traced.exit_code == 0
+    trace = json.loads(traced.output)
+    assert list(trace) == ["run_id", "manifest", "candidates"]
+    assert len(trace["candidates"]) == payload["candidates"]
+    assert [c["rank"] for c in trace["candidates"]] == list(range(1, payload["candidates"] + 1))
+    assert all("overlap" in c and "threshold" in c and "final_reason" in c for c in trace["candidates"])
+    chosen = {c["chunk_id"] for c in trace["candidates"] if c["final_decision"] == "selected"}
+    assert chosen == {s["chunk_id"] for s in payload["selected"]}
+    assert trace["manifest"]["totals"]["tokens_used"] == payload["tokens_used"]
+
+    human = run(*with_sample, "trace", payload["run_id"])
+    assert f"run {payload['run_id']}" in human.output
+    assert "more candidates (use --all)" in human.output or payload["candidates"] <= 25
+
+
+@pytest.mark.integration
+def test_bubble_human_output_shows_table_allocation_and_run_id(with_sample: list[str]) -> None:
+    result = run(*with_sample, "bubble", "scope of work", "--profile", PROFILE)
+    assert result.exit_code == 0
+    assert "Bubble for 'scope of work'" in result.output
+    assert "Token allocation per section" in result.output
+    assert "Scope of Works" in result.output
+    assert result.output.rstrip().splitlines()[-1].startswith("run id: ")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--budget", "0"], "invalid value for 'bubble.token_budget': 0"),
+        (["--delta", "1.5"], "invalid value for 'bubble.overlap_threshold': 1.5"),
+        (["--variant", "best"], "invalid value for 'bubble.variant': 'best'"),
+        (["--profile", "/nonexistent.toml"], "profile not found: /nonexistent.toml"),
+    ],
+)
+def test_bubble_bad_values_exit_1_with_one_line(
+    with_sample: list[str], args: list[str], message: str
+) -> None:
+    result = run(*with_sample, "bubble", "scope", *args)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_profile_key_exits_1(tmp_path: Path) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text("[bubble]\ntoken_budgt = 5\n")
+    result = run("bubble", "scope", "--profile", str(profile))
+    assert result.exit_code == 1
+    assert "unknown key 'bubble.token_budgt'" in result.stderr
+
+
+@pytest.mark.integration
+def test_trace_of_unknown_run_exits_1(on_engine: list[str]) -> None:
+    assert run(*on_engine, "init").exit_code == 0
+    result = run(*on_engine, "trace", "no-such-run")
+    assert result.exit_code == 1
+    assert "run 'no-such-run' not found" in result.stderr
+
+
+@pytest.mark.integration
+def test_eval_json_has_every_table_for_every_variant(with_sample: list[str], tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    lines = (SAMPLE / "queries.jsonl").read_text().splitlines()[:3]
+    queries.write_text("\n".join(lines) + "\n")
+    result = run(*with_sample, "eval", str(queries), "--profile", PROFILE, "--budget", "500", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    variants = ["flat_topk", "structure", "diversity", "full"]
+    assert [row["variant"] for row in payload["table1"]] == variants
+    assert [row["variant"] for row in payload["table1b"]] == variants
+    assert set(payload["table2"]) == set(payload["table7"]) == set(variants)
+    assert [row["delta"] for row in payload["delta_sweep"]] == [0.3, 0.4, 0.5, 0.6, 0.7]
+    assert payload["queries"] == 3 and payload["budget"] == 500
+    human = run(*with_sample, "eval", str(queries), "--profile", PROFILE)
+    for title in ("Table 1 ", "Table 1b", "Table 2", "Table 7", "Gold recall per category", "δ sweep"):
+        assert title in human.output
+
+
+@pytest.mark.integration
+def test_eval_with_a_bad_query_set_exits_1_naming_the_line(with_sample: list[str], tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "scope"}\n{"id": "b"}\n')
+    result = run(*with_sample, "eval", str(queries))
+    assert result.exit_code == 1
+    assert (
+        "query set has 1 bad entries" in result.stderr and "q.jsonl:line 2: missing 'query'" in result.stderr
+    )
+    missing = run(*with_sample, "eval", str(tmp_path / "none.jsonl"))
+    assert missing.exit_code == 1
+    assert "query set not found" in missing.stderr
+
+
+@pytest.mark.integration
+def test_traces_flush_and_prune(with_sample: list[str]) -> None:
+    flushed = run(*with_sample, "traces", "flush", "--json")
+    assert flushed.exit_code == 0
+    assert json.loads(flushed.output) == {"written": 0, "remaining": 0, "files": 0}
+    assert run(*with_sample, "bubble", "scope of work").exit_code == 0
+    pruned = run(*with_sample, "traces", "prune", "--older-than", "30d", "--json")
+    assert pruned.exit_code == 0
+    assert json.loads(pruned.output)["deleted"] == 0
+    bad = run(*with_sample, "traces", "prune", "--older-than", "soon")
+    assert bad.exit_code == 1
+    assert "invalid age 'soon'" in bad.stderr
+
+
+@pytest.mark.integration
+def test_demo_runs_end_to_end_on_the_embedded_engine() -> None:
+    result = run("demo")
+    assert result.exit_code == 0, result.output
+    assert "engine: embedded" in result.output
+    assert "Bubble for 'scope of work'" in result.output
+    assert "candidates: " in result.output
+    assert "see every decision: esbubble trace " in result.output
