@@ -278,3 +278,87 @@ def test_demo_runs_end_to_end_on_the_embedded_engine() -> None:
     assert "Bubble for 'scope of work'" in result.output
     assert "candidates: " in result.output
     assert "see every decision: esbubble trace " in result.output
+
+
+@pytest.fixture
+def small_corpus(store: Store, on_engine: list[str], tmp_path: Path) -> tuple[list[str], Path]:
+    """The three hand-made chunks of test_rebubble.py under this test's prefix, and a query set."""
+    from test_rebubble import CHUNKS
+
+    from esbubble.store.chunks import index_chunks
+
+    index_chunks(store, CHUNKS)
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "q1", "query": "membrane"}\n{"id": "q2", "query": "scope works"}\n')
+    return on_engine, queries
+
+
+def write_profile(path: Path, products_prior: float) -> str:
+    path.write_text(
+        "[bubble]\ntoken_budget = 100\nmax_chunks = 1\n"
+        '[buckets.shares]\n"Scope of Works" = 0.5\n"Products" = 0.5\n'
+        f'[priors.sections]\n"Products" = {products_prior}\n'
+    )
+    return str(path)
+
+
+@pytest.mark.integration
+def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_renders_it(
+    small_corpus: tuple[list[str], Path], tmp_path: Path
+) -> None:
+    flags, queries = small_corpus
+    base = write_profile(tmp_path / "base.toml", 0.0)
+    boosted = write_profile(tmp_path / "boosted.toml", 5.0)
+    first = run(*flags, "rebubble", str(queries), "--profile", base, "--json")
+    assert first.exit_code == 0, first.output
+    baseline = json.loads(first.output)
+    assert [r["selected"] for r in baseline["runs"]] == [["s1"], ["s1"]]
+    assert baseline["comparison"] is None
+
+    second = run(*flags, "rebubble", str(queries), "--profile", boosted, "--compare", baseline["batch_id"],
+                 "--workers", "2", "--json")  # fmt: skip
+    assert second.exit_code == 0, second.output
+    payload = json.loads(second.output)
+    assert payload["batch_id"] != baseline["batch_id"]
+    changes = payload["comparison"]["changes"]
+    assert [(c["entered"], c["left"], c["token_delta"]) for c in changes] == [(["p1"], ["s1"], 0)] * 2
+    assert changes[0]["sections_entered"] == ["Products"] and changes[0]["sections_left"] == [
+        "Scope of Works"
+    ]
+
+    human = run(*flags, "rebubble", str(queries), "--profile", boosted, "--compare", baseline["batch_id"])
+    assert "2 of 2 queries changed" in human.output
+    assert "p1" in human.output and "+0" in human.output
+
+    out = tmp_path / "report.html"
+    reported = run(*flags, "report", payload["batch_id"], "--out", str(out))
+    assert reported.exit_code == 0, reported.output
+    assert reported.output.strip() == f"wrote {out} (2 runs of batch {payload['batch_id']})"
+    html = out.read_text(encoding="utf-8")
+    assert html.count("<svg ") == 4 and "no data" not in html
+
+
+@pytest.mark.integration
+def test_rebubble_against_an_unknown_baseline_fails_before_writing_anything(
+    small_corpus: tuple[list[str], Path], store: Store
+) -> None:
+    flags, queries = small_corpus
+    result = run(*flags, "rebubble", str(queries), "--compare", "batch-missing")
+    assert result.exit_code == 1
+    assert "no run or batch with id 'batch-missing'" in result.stderr
+    assert not store.client.indices.exists_alias(name=store.names.runs) or (
+        store.client.count(index=store.names.runs).body["count"] == 0
+    )
+
+
+@pytest.mark.integration
+def test_rebubble_rejects_zero_workers_and_report_of_unknown_batch(
+    small_corpus: tuple[list[str], Path],
+) -> None:
+    flags, queries = small_corpus
+    workers = run(*flags, "rebubble", str(queries), "--workers", "0")
+    assert workers.exit_code == 1
+    assert "invalid --workers 0" in workers.stderr
+    missing = run(*flags, "report", "batch-missing")
+    assert missing.exit_code == 1
+    assert "no run or batch with id 'batch-missing'" in missing.stderr

@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from esbubble.rebubble import RunSummary, compare_runs
+from datetime import UTC, datetime
+
+import pytest
+
+from esbubble.config import parse_config
+from esbubble.errors import NotFoundError
+from esbubble.models import Chunk
+from esbubble.queryset import QueryCase
+from esbubble.rebubble import (
+    RunSummary,
+    compare_runs,
+    find_manifests,
+    load_summaries,
+    report_data,
+    run_batch,
+    trace_records,
+)
+from esbubble.store.chunks import index_chunks
+from esbubble.store.connection import Store
 
 
 def summary(run_id: str, query_hash: str, selected: list[str], *, tokens: int, sections: list[str],
@@ -48,3 +66,94 @@ def test_runs_pair_by_query_preferring_the_same_variant_and_report_unmatched() -
     assert [(c.old_run_id, c.new_run_id) for c in comparison.changes] == [("a2", "b1")]
     assert comparison.only_in_new == ["b2"]
     assert comparison.only_in_baseline == ["a1", "a3"]
+
+
+# --- on a real engine --------------------------------------------------------------------------------
+
+SCOPE = "Scope of Works"
+PRODUCTS = "Products"
+
+
+def chunk(chunk_id: str, section: str, text: str, position: int) -> Chunk:
+    return Chunk(
+        chunk_id=chunk_id, doc_id="job.xlsx", source_type="xlsx", section=section, sheet_name=section,
+        bucket=section, row_number=position + 2, position=position, token_count=20, content_hash=chunk_id,
+        text=text, compare_text=text,
+    )  # fmt: skip
+
+
+CHUNKS = [
+    chunk("s1", SCOPE, "membrane membrane scope works basement", 0),
+    chunk("s2", SCOPE, "scope works podium deck drainage", 1),
+    chunk("p1", PRODUCTS, "membrane product data sheet primer", 2),
+]
+CASES = [
+    QueryCase(id="q1", query="membrane", category="narrow_fact", gold=["p1"]),
+    QueryCase(id="q2", query="scope works", category="multi_facet"),
+]
+BASE = parse_config(
+    {
+        "bubble": {"token_budget": 100, "max_chunks": 1, "variant": "full"},
+        "buckets": {"shares": {SCOPE: 0.5, PRODUCTS: 0.5}},
+    }
+)
+# The only change: a Products prior large enough to outrank the Scope chunk's higher tf.
+BOOSTED = parse_config({**BASE.model_dump(mode="json"), "priors": {"sections": {PRODUCTS: 5.0}}})
+NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+
+@pytest.fixture
+def indexed(store: Store) -> Store:
+    index_chunks(store, CHUNKS)
+    return store
+
+
+@pytest.mark.integration
+def test_a_batch_is_stored_under_one_batch_id_and_workers_do_not_change_it(indexed: Store) -> None:
+    one = run_batch(indexed, CASES, BASE, batch_id="batch-a", now=NOW, workers=1)
+    three = run_batch(indexed, CASES, BASE, batch_id="batch-b", now=NOW, workers=3)
+    assert [r.selected for r in one.runs] == [r.selected for r in three.runs] == [["s1"], ["s1"]]
+    assert [r.run_id for r in one.runs] == ["batch-a.q1", "batch-a.q2"]
+    assert one.written == 2 + 2 + 2  # q1 finds s1 and p1, q2 finds s1 and s2, plus one manifest per run
+    manifests = find_manifests(indexed, "batch-a")
+    assert [m.run_id for m in manifests] == ["batch-a.q1", "batch-a.q2"]
+    assert {m.batch_id for m in manifests} == {"batch-a"}
+    records = trace_records(indexed, [m.run_id for m in manifests])
+    assert {r.batch_id for r in records} == {"batch-a"}
+    assert load_summaries(indexed, "batch-a") == one.runs
+
+
+@pytest.mark.integration
+def test_a_profile_change_that_moves_a_chunk_shows_up_in_the_comparison(indexed: Store) -> None:
+    before = run_batch(indexed, CASES, BASE, batch_id="batch-before", now=NOW)
+    after = run_batch(indexed, CASES, BOOSTED, batch_id="batch-after", now=NOW)
+    comparison = compare_runs("batch-before", load_summaries(indexed, "batch-before"), after.runs)
+    q1, q2 = comparison.changes
+    assert (q1.old_run_id, q1.new_run_id) == ("batch-before.q1", "batch-after.q1")
+    assert (q1.entered, q1.left) == (["p1"], ["s1"])
+    assert (q1.sections_entered, q1.sections_left) == ([PRODUCTS], [SCOPE])
+    assert q1.token_delta == 0
+    assert (q2.entered, q2.left) == (["p1"], ["s1"])
+    assert before.runs[0].selected == ["s1"]
+
+
+@pytest.mark.integration
+def test_unknown_batch_is_a_not_found_error(store: Store) -> None:
+    with pytest.raises(NotFoundError, match="no run or batch with id 'nope'"):
+        load_summaries(store, "nope")
+
+
+@pytest.mark.integration
+def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(indexed: Store) -> None:
+    run_batch(indexed, CASES, BOOSTED, batch_id="batch-r", now=NOW)
+    data = report_data(indexed, "batch-r", now=NOW)
+    assert data.runs == 2
+    assert [p.variant for p in data.variants] == ["flat_topk", "structure", "diversity", "full"]
+    assert [p.delta for p in data.delta_sweep] == [0.3, 0.4, 0.5, 0.6, 0.7]
+    full = next(p for p in data.variants if p.variant == "full")
+    assert (full.tokens_used, full.unique_sections) == (20, 1)  # each query keeps p1 alone
+    funnel = {stage.stage: stage.remaining for stage in data.funnel}
+    # q1 finds s1 and p1; q2 finds s1, s2 and (through the Products prior clause) p1: 2.5 per run.
+    assert funnel["candidates"] == 2.5 and funnel["selected"] == 1.0
+    assert funnel["max chunks"] == 1.0
+    assert [(a.section, a.tokens) for a in data.allocation] == [(PRODUCTS, 20.0)]
