@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +162,35 @@ def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(ind
     assert funnel["candidates"] == 2.5 and funnel["selected"] == 1.0
     assert funnel["max chunks"] == 1.0
     assert [(a.section, a.tokens) for a in data.allocation] == [(PRODUCTS, 20.0)]
+
+
+@pytest.mark.integration
+def test_the_cron_script_runs_a_batch_with_the_connection_from_the_environment(
+    indexed: Store, tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "q1", "query": "membrane"}\n')
+    assert indexed.settings.url is not None
+    env = {
+        **os.environ,
+        "ELASTICSEARCH_URL": indexed.settings.url,
+        "ESBUBBLE_PREFIX": indexed.names.prefix,
+        "ESBUBBLE_HOME": str(indexed.settings.home),
+    }
+    script = Path(__file__).resolve().parent.parent / "scripts" / "rebubble.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(queries), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    batch_id = json.loads(done.stdout)["batch_id"]
+    assert [s.run_id for s in load_summaries(indexed, batch_id)] == [f"{batch_id}.q1"]
+    missing = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "none.jsonl")], env=env, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert missing.returncode == 1
+    assert "query set not found" in missing.stderr
