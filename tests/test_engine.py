@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -109,3 +110,35 @@ def test_stale_daemon_record_is_removed(isolated_home: Path) -> None:
     assert not status.running
     assert status.stale_removed
     assert not (engine / "daemon.json").exists()
+
+
+INTERRUPTED = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from _store_data import QUOTE_JOB
+from esbubble.settings import load_settings
+from esbubble.store.connection import open_store
+from esbubble.store.templates import init_indices
+from esbubble.store.chunks import index_chunks
+with open_store(load_settings()) as store:
+    init_indices(store)
+    index_chunks(store, QUOTE_JOB[:3])
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_invocation_still_snapshots_and_stops(isolated_home: Path, signum: int) -> None:
+    env = {**os.environ, "ESBUBBLE_HOME": str(isolated_home)}
+    code = textwrap.dedent(INTERRUPTED).format(tests=TESTS_DIR)
+    with subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        process.send_signal(signum)
+        process.wait(timeout=60)
+    assert process.returncode != 0
+    read = _python(READ, isolated_home)
+    assert read["count"] == 3, "the writes made before the interrupt were snapshotted"

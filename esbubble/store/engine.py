@@ -100,7 +100,11 @@ def _wait_for_url(process: subprocess.Popen[bytes], log: Path, timeout: float) -
 
 
 def launch_osmem(seed: Path | None, *, log: Path, detached: bool) -> tuple[subprocess.Popen[bytes], str]:
-    """Start osmem on a free loopback port; return the process and its URL once it answers."""
+    """Start osmem on a free loopback port; return the process and its URL once it answers.
+
+    It gets its own session so a terminal's Ctrl-C reaches only us and we can
+    snapshot before stopping it; ``--parent-pid`` still ends it if we die.
+    """
     args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch"]
     if not detached:
         args += ["--parent-pid", str(os.getpid())]
@@ -109,7 +113,7 @@ def launch_osmem(seed: Path | None, *, log: Path, detached: bool) -> tuple[subpr
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
         process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=detached
+            args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
         url = _wait_for_url(process, log, STARTUP_TIMEOUT_S)
@@ -281,9 +285,13 @@ def ephemeral_engine(settings: Settings) -> Iterator[str]:
             try:
                 restore_templates(client, home)
                 before = _fingerprint(client)
-                yield url
-                if _fingerprint(client) != before:
-                    export_snapshot(client, home)
+                try:
+                    yield url
+                finally:
+                    # Writes that reached the engine persist even if the caller failed or was interrupted,
+                    # as they would on a real cluster.
+                    if _fingerprint(client) != before:
+                        export_snapshot(client, home)
             finally:
                 client.close()
         finally:
