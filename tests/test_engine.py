@@ -142,3 +142,31 @@ def test_interrupted_invocation_still_snapshots_and_stops(isolated_home: Path, s
     assert process.returncode != 0
     read = _python(READ, isolated_home)
     assert read["count"] == 3, "the writes made before the interrupt were snapshotted"
+
+
+WRITE_DOC = """
+import sys
+sys.path.insert(0, {tests!r})
+from _store_data import make_chunk
+from esbubble.settings import load_settings
+from esbubble.store.connection import open_store
+from esbubble.store.templates import init_indices
+from esbubble.store.chunks import index_chunks
+with open_store(load_settings()) as store:
+    init_indices(store)
+    index_chunks(store, [make_chunk(sys.argv[1], i, f"{{sys.argv[1]}} line {{i}}") for i in range(4)])
+print("{{}}")
+"""
+
+
+def test_concurrent_invocations_do_not_lose_each_others_writes(isolated_home: Path) -> None:
+    env = {**os.environ, "ESBUBBLE_HOME": str(isolated_home)}
+    code = textwrap.dedent(WRITE_DOC).format(tests=TESTS_DIR)
+    processes = [
+        subprocess.Popen([sys.executable, "-c", code, f"doc{n}"], env=env, stderr=subprocess.PIPE, text=True)
+        for n in range(3)
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+    assert _python(READ, isolated_home)["count"] == 12
