@@ -1,0 +1,91 @@
+"""Pure-Python costs, no I/O: post-processing K candidates and offline token counting.
+
+Candidate sets are synthetic but made of real chunks: the sample corpus read
+by the ingest readers (no engine), in a fixed shuffled order, repeated with
+distinct chunk ids when K is larger than the corpus. Engine scores descend
+with the rank, as a real result list would.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench_stats import percentile
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig
+from esbubble.ingest import IngestOptions, read_document
+from esbubble.models import Candidate, Chunk
+from esbubble.tokens import count_many, get_encoding
+
+SAMPLE_FILES = ("quote_job.xlsx", "specification.pdf", "site_memo.md")
+
+
+def ingest_options(config: BubbleConfig) -> IngestOptions:
+    """The options the CLI ingests with: the profile's encoding and bucket map."""
+    return IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+
+
+def sample_chunks(sample_dir: Path, config: BubbleConfig) -> list[Chunk]:
+    """Every chunk of the sample corpus, read without an engine."""
+    options = ingest_options(config)
+    chunks: list[Chunk] = []
+    for name in SAMPLE_FILES:
+        chunks += read_document(sample_dir / name, options, doc_id=name)
+    return chunks
+
+
+def synthetic_candidates(chunks: Sequence[Chunk], k: int, *, seed: int = 7) -> list[Candidate]:
+    """K candidates from the sample chunks (fixed shuffle); repeats get distinct ids."""
+    order = list(chunks)
+    random.Random(seed).shuffle(order)
+    candidates = []
+    for index in range(k):
+        chunk = order[index % len(order)]
+        if index >= len(order):
+            chunk = chunk.model_copy(update={"chunk_id": f"{chunk.chunk_id}~{index // len(order)}"})
+        candidates.append(Candidate(chunk=chunk, es_score=1000.0 / (1 + index), es_rank=index + 1))
+    return candidates
+
+
+def postprocess_samples(
+    queries: Sequence[str], candidates: Sequence[Candidate], config: BubbleConfig, *, rounds: int
+) -> list[float]:
+    """Milliseconds of ``build_bubble`` (score + gates + selection + trace records), per query and round."""
+    now = datetime.now(UTC)
+    build_bubble(queries[0], candidates, config, run_id="warm-up", now=now)
+    samples: list[float] = []
+    for round_number in range(rounds):
+        for number, query in enumerate(queries):
+            started = time.perf_counter()
+            build_bubble(query, candidates, config, run_id=f"bench-{round_number}-{number}", now=now)
+            samples.append((time.perf_counter() - started) * 1000.0)
+    return samples
+
+
+def postprocess_stats(
+    queries: Sequence[str], chunks: Sequence[Chunk], config: BubbleConfig, ks: Sequence[int], *, rounds: int
+) -> dict[str, float]:
+    """``postprocess_ms_p50_k<K>`` and ``…_p95_k<K>`` for every K."""
+    results: dict[str, float] = {}
+    for k in ks:
+        sized = config.with_overrides(candidate_k=k)
+        samples = postprocess_samples(queries, synthetic_candidates(chunks, k), sized, rounds=rounds)
+        results[f"postprocess_ms_p50_k{k}"] = round(percentile(samples, 0.5), 3)
+        results[f"postprocess_ms_p95_k{k}"] = round(percentile(samples, 0.95), 3)
+    return results
+
+
+def tokenize_rate(chunks: Sequence[Chunk], encoding: str, *, rounds: int) -> float:
+    """Tokens per second of the offline tiktoken counter over the corpus texts (vocabulary loaded first)."""
+    get_encoding(encoding)
+    texts = [chunk.text for chunk in chunks]
+    tokens = 0
+    started = time.perf_counter()
+    for _ in range(rounds):
+        tokens += sum(count_many(texts, encoding))
+    return tokens / (time.perf_counter() - started)

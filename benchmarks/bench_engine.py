@@ -1,0 +1,169 @@
+"""Costs that involve the engine: search, one bubble end to end, trace writing, batch re-bubbling, ingest."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import openpyxl
+from bench_stats import percentile
+
+from esbubble.bubble import build_bubble
+from esbubble.config import BubbleConfig
+from esbubble.ingest import IngestOptions, ingest_paths, read_document
+from esbubble.manifest import build_manifest
+from esbubble.queryset import QueryCase
+from esbubble.rebubble import new_batch_id, run_batch
+from esbubble.runner import run_bubble
+from esbubble.settings import Settings
+from esbubble.store.audit import TraceWriter
+from esbubble.store.chunks import index_chunks
+from esbubble.store.connection import Store, open_store
+from esbubble.store.names import IndexNames
+from esbubble.store.retrieve import retrieve
+from esbubble.store.templates import init_indices
+
+# Rows above this line in each sample sheet hold titles and headers; only rows below are replicated.
+_FIRST_DATA_ROW = 6
+
+
+@contextlib.contextmanager
+def bench_store(url: str | None, home: Path, prefix: str) -> Iterator[Store]:
+    """A store on ``url``, or on an embedded engine this process starts (data kept under ``home``)."""
+    with open_store(Settings(url=url, prefix=prefix, home=home)) as store:
+        yield store
+
+
+def with_prefix(store: Store, prefix: str) -> Store:
+    """The same connection, on another set of indices (for side-by-side ingest runs)."""
+    settings = store.settings.model_copy(update={"prefix": prefix})
+    return dataclasses.replace(store, names=IndexNames.for_prefix(prefix), settings=settings)
+
+
+def drop_prefix(store: Store) -> None:
+    """Delete every index of the store's prefix (an external cluster is left as it was found)."""
+    names = list(store.client.indices.get(index=store.names.pattern, expand_wildcards="all").body)
+    for name in names:
+        store.client.indices.delete(index=name)
+
+
+def search_samples(store: Store, queries: Sequence[str], config: BubbleConfig, *, rounds: int) -> list[float]:
+    """Engine round trips (client call to parsed response) for each query, ``rounds`` times."""
+    retrieve(store, queries[0], config)
+    return [retrieve(store, query, config).took_ms for _ in range(rounds) for query in queries]
+
+
+def bubble_samples(
+    store: Store, queries: Sequence[str], config: BubbleConfig, *, rounds: int
+) -> tuple[list[float], list[float]]:
+    """Per query: ``run_bubble`` end to end (ms), and writing that run's traces on their own (ms)."""
+    writer = TraceWriter.for_store(store)
+    end_to_end: list[float] = []
+    writes: list[float] = []
+    for round_number in range(rounds):
+        for number, query in enumerate(queries):
+            started = time.perf_counter()
+            run_bubble(store, query, config, writer=writer)
+            end_to_end.append((time.perf_counter() - started) * 1000.0)
+            retrieval = retrieve(store, query, config)
+            now = datetime.now(UTC)
+            bubble = build_bubble(
+                query, retrieval.candidates, config, run_id=f"bench-write-{round_number}-{number}", now=now
+            )
+            manifest = build_manifest(
+                bubble,
+                config,
+                index=store.names.chunks,
+                engine=store.engine,
+                request_body=retrieval.request_body,
+                index_doc_count=None,
+                timings_ms={},
+                now=now,
+            )
+            started = time.perf_counter()
+            writer.write(manifest, bubble.trace)
+            writes.append((time.perf_counter() - started) * 1000.0)
+    return end_to_end, writes
+
+
+def batch_cases(cases: Sequence[QueryCase], size: int) -> list[QueryCase]:
+    """A batch of ``size`` queries cycling through the query set, with distinct ids."""
+    return [
+        case.model_copy(update={"id": f"{case.id}-{index}"})
+        for index, case in ((i, cases[i % len(cases)]) for i in range(size))
+    ]
+
+
+def rebubble_qps(
+    store: Store, cases: Sequence[QueryCase], config: BubbleConfig, *, workers: int
+) -> tuple[float, float]:
+    """Queries per second: one ``run_bubble`` per query, versus ``run_batch`` (msearch + parallel workers)."""
+    writer = TraceWriter.for_store(store)
+    started = time.perf_counter()
+    for case in cases:
+        run_bubble(store, case.query, config, writer=writer)
+    sequential = len(cases) / (time.perf_counter() - started)
+    now = datetime.now(UTC)
+    started = time.perf_counter()
+    run_batch(store, cases, config, batch_id=new_batch_id(now), now=now, workers=workers, writer=writer)
+    batched = len(cases) / (time.perf_counter() - started)
+    return sequential, batched
+
+
+def replicate_workbook(source: Path, target: Path, rows: int) -> int:
+    """Copy the sample workbook, repeating each visible sheet's data rows until it has ``rows`` in total.
+
+    When ``rows`` is fewer than the sample has (quick mode), each sheet is cut short instead.
+    """
+    book = openpyxl.load_workbook(source, data_only=True)
+    sheets = [sheet for sheet in book.worksheets if sheet.sheet_state == "visible"]
+    keep = _FIRST_DATA_ROW + rows // len(sheets)
+    if sum(sheet.max_row for sheet in sheets) > rows:
+        for sheet in sheets:
+            if sheet.max_row > keep:
+                sheet.delete_rows(keep + 1, sheet.max_row - keep)
+    blocks = {
+        sheet.title: [list(row) for row in sheet.iter_rows(min_row=_FIRST_DATA_ROW, values_only=True)]
+        for sheet in sheets
+    }
+    total = sum(int(sheet.max_row) for sheet in sheets)
+    while total < rows:
+        for sheet in sheets:
+            for values in blocks[sheet.title]:
+                sheet.append(values)
+                total += 1
+    book.save(target)
+    return total
+
+
+def ingest_rates(store: Store, workbook: Path, options: IngestOptions) -> tuple[float, float, int]:
+    """Chunks/s of ``ingest_paths`` (read + chunk + tokenise + bulk) and docs/s of the bulk helper alone.
+
+    Each goes into its own fresh indices, so both index the same documents from empty.
+    """
+    reading = with_prefix(store, "bench-ingest")
+    raw = with_prefix(store, "bench-raw")
+    for target in (reading, raw):
+        init_indices(target)
+    started = time.perf_counter()
+    summary = ingest_paths(reading, [workbook], options)
+    ingest_s = time.perf_counter() - started
+    if not summary.ok:
+        raise RuntimeError(f"benchmark ingest failed: {summary.failures[0].reason}")
+    chunks = read_document(workbook, options, doc_id=summary.documents[0].doc_id)
+    stamp = datetime.now(UTC)
+    prebuilt = [chunk.model_copy(update={"ingested_at": stamp}) for chunk in chunks]
+    started = time.perf_counter()
+    written = index_chunks(raw, prebuilt).indexed
+    raw_s = time.perf_counter() - started
+    for target in (reading, raw):
+        drop_prefix(target)
+    return summary.added / ingest_s, written / raw_s, summary.added
+
+
+def p50(samples: Sequence[float]) -> float:
+    return round(percentile(samples, 0.5), 3)

@@ -1,0 +1,219 @@
+"""esbubble benchmarks: where the time goes, and whether the Python side is close to free.
+
+    python benchmarks/run.py            # the table
+    python benchmarks/run.py --json     # one JSON object on stdout, the table on stderr
+    python benchmarks/run.py --quick    # a fast smoke run (fewer rounds, smaller batch and workbook)
+    python benchmarks/run.py --url URL  # against a real cluster instead of the embedded engine
+
+The embedded engine (osmem-server) is started by this script on a fresh
+ESBUBBLE_HOME under a temporary directory. Targets are checked and printed
+as PASS/FAIL; the exit code is 0 unless ``--strict`` and a target failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import bench_core
+import bench_engine
+from bench_stats import machine, peak_rss_mb
+
+from esbubble.config import load_profile
+from esbubble.queryset import load_queries
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "data" / "sample"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much work one benchmark run does."""
+
+    core_rounds: int
+    search_rounds: int
+    bubble_rounds: int
+    batch_size: int
+    workbook_rows: int
+    tokenize_rounds: int
+    queries: int = 25
+    workers: int = 2
+
+
+FULL = Plan(
+    core_rounds=8, search_rounds=4, bubble_rounds=2, batch_size=200, workbook_rows=20_000, tokenize_rounds=5
+)
+QUICK = Plan(
+    core_rounds=1,
+    search_rounds=1,
+    bubble_rounds=1,
+    batch_size=6,
+    workbook_rows=200,
+    tokenize_rounds=1,
+    queries=3,
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    value: float | None
+    limit: float
+    rule: str  # "<=" or ">="
+
+    @property
+    def passed(self) -> bool:
+        if self.value is None:
+            return False
+        return self.value <= self.limit if self.rule == "<=" else self.value >= self.limit
+
+
+def _ratio(top: float, bottom: float) -> float | None:
+    return round(top / bottom, 3) if bottom else None
+
+
+def targets(r: dict[str, object]) -> list[Target]:
+    """The issue's targets, computed from the results (never loosened)."""
+    num = {k: float(v) for k, v in r.items() if isinstance(v, int | float)}
+    return [
+        Target("postprocess_ms_p50_k200 <= 2 ms", num["postprocess_ms_p50_k200"], 2.0, "<="),
+        Target(
+            "k1000 / k200 post-processing <= 6",
+            _ratio(num["postprocess_ms_p50_k1000"], num["postprocess_ms_p50_k200"]),
+            6.0,
+            "<=",
+        ),
+        Target(
+            "postprocess k200 / search k200 <= 0.1",
+            _ratio(num["postprocess_ms_p50_k200"], num["search_ms_p50_k200"]),
+            0.1,
+            "<=",
+        ),
+        Target(
+            "rebubble batched / sequential >= 3",
+            _ratio(num["rebubble_qps_batched"], num["rebubble_qps_sequential"]),
+            3.0,
+            ">=",
+        ),
+        Target(
+            "ingest / raw bulk >= 0.6",
+            _ratio(num["ingest_chunks_per_s"], num["raw_bulk_docs_per_s"]),
+            0.6,
+            ">=",
+        ),
+        Target(
+            "trace write blocking <= bubble itself",
+            num["trace_write_blocking_ms_p50"],
+            num["postprocess_ms_p50_k200"],
+            "<=",
+        ),
+    ]
+
+
+def measure(plan: Plan, url: str | None) -> dict[str, object]:
+    config = load_profile(SAMPLE / "profile.toml")
+    cases = load_queries(SAMPLE / "queries.jsonl").cases[: plan.queries]
+    queries = [case.query for case in cases]
+    results: dict[str, object] = {}
+    chunks = bench_core.sample_chunks(SAMPLE, config)
+    results.update(
+        bench_core.postprocess_stats(queries, chunks, config, (50, 200, 1000), rounds=plan.core_rounds)
+    )
+    results["tokenize_tokens_per_s"] = round(
+        bench_core.tokenize_rate(chunks, config.bubble.encoding, rounds=plan.tokenize_rounds)
+    )
+    options = bench_core.ingest_options(config)
+    with tempfile.TemporaryDirectory(prefix="esbubble-bench-") as temp:
+        home = Path(temp) / "home"
+        prefix = f"bench-{uuid.uuid4().hex[:8]}"
+        with bench_engine.bench_store(url, home, prefix) as store:
+            results["engine"] = f"{store.engine.name} {store.engine.version}"
+            try:
+                from esbubble.store.templates import init_indices
+
+                init_indices(store)
+                from esbubble.ingest import ingest_paths
+
+                ingest_paths(store, [SAMPLE / name for name in bench_core.SAMPLE_FILES], options)
+                search = bench_engine.search_samples(store, queries, config, rounds=plan.search_rounds)
+                results["search_ms_p50_k200"] = bench_engine.p50(search)
+                end_to_end, writes = bench_engine.bubble_samples(
+                    store, queries, config, rounds=plan.bubble_rounds
+                )
+                results["bubble_ms_p50"] = bench_engine.p50(end_to_end)
+                results["trace_write_ms_p50"] = bench_engine.p50(writes)
+                results["trace_write_blocking_ms_p50"] = results["trace_write_ms_p50"]
+                batch = bench_engine.batch_cases(cases, plan.batch_size)
+                sequential, batched = bench_engine.rebubble_qps(store, batch, config, workers=plan.workers)
+                results["rebubble_qps_sequential"] = round(sequential, 2)
+                results["rebubble_qps_batched"] = round(batched, 2)
+                workbook = Path(temp) / "quote_job_replicated.xlsx"
+                results["ingest_workbook_rows"] = bench_engine.replicate_workbook(
+                    SAMPLE / "quote_job.xlsx", workbook, plan.workbook_rows
+                )
+                ingest, raw, count = bench_engine.ingest_rates(store, workbook, options)
+                results["ingest_chunks"] = count
+                results["ingest_chunks_per_s"] = round(ingest, 1)
+                results["raw_bulk_docs_per_s"] = round(raw, 1)
+            finally:
+                if url is not None:
+                    bench_engine.drop_prefix(store)
+    results["peak_rss_mb"] = peak_rss_mb()
+    results["machine"] = machine()
+    return results
+
+
+def table(results: dict[str, object], checks: list[Target]) -> str:
+    lines = [f"{'metric':<34} {'value':>14}"]
+    for key, value in results.items():
+        if isinstance(value, int | float):
+            lines.append(
+                f"{key:<34} {value:>14,.3f}" if isinstance(value, float) else f"{key:<34} {value:>14,}"
+            )
+    lines.append(f"{'engine':<34} {results['engine']!s:>14}")
+    info = results["machine"]
+    assert isinstance(info, dict)
+    lines.append(f"machine: {info['cores']} cores, {info['cpu_model']}, load {info['load_avg_1m']}")
+    lines.append("")
+    for check in checks:
+        shown = "n/a" if check.value is None else f"{check.value:g}"
+        lines.append(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<42} measured {shown}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    parser.add_argument("--url", default=None, help="a real cluster (default: the embedded engine)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    os.environ.pop("ESBUBBLE_HOME", None)
+    results = measure(QUICK if args.quick else FULL, args.url)
+    checks = targets(results)
+    results["targets"] = {check.name: check.passed for check in checks}
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    results["command"] = " ".join(
+        ["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    rendered = table(results, checks)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        print(rendered, file=sys.stderr)
+    else:
+        print(rendered)
+    return 1 if args.strict and not all(check.passed for check in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

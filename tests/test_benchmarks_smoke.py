@@ -1,0 +1,51 @@
+"""The benchmark script runs in quick mode and reports every key as a number (no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+NUMERIC_KEYS = (
+    "postprocess_ms_p50_k50",
+    "postprocess_ms_p95_k50",
+    "postprocess_ms_p50_k200",
+    "postprocess_ms_p95_k200",
+    "postprocess_ms_p50_k1000",
+    "postprocess_ms_p95_k1000",
+    "search_ms_p50_k200",
+    "bubble_ms_p50",
+    "trace_write_ms_p50",
+    "rebubble_qps_sequential",
+    "rebubble_qps_batched",
+    "ingest_chunks_per_s",
+    "raw_bulk_docs_per_s",
+    "tokenize_tokens_per_s",
+    "peak_rss_mb",
+)
+
+
+@pytest.mark.integration
+def test_quick_benchmark_prints_every_key_as_a_number() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(done.stdout)
+    for key in NUMERIC_KEYS:
+        value = results[key]
+        assert isinstance(value, int | float) and not isinstance(value, bool), key
+        assert math.isfinite(value) and value > 0, (key, value)
+    assert results["engine"].startswith("osmem-server")
+    assert results["machine"]["cores"] >= 1 and results["machine"]["cpu_model"]
+    assert set(results["targets"]) and all(isinstance(v, bool) for v in results["targets"].values())
+    assert "PASS" in done.stderr or "FAIL" in done.stderr
