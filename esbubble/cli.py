@@ -48,6 +48,7 @@ class ConnectionFlags:
     insecure: bool
     prefix: str | None
     config: str | None
+    ssl_assert_fingerprint: str | None = None
 
     def settings(self) -> Settings:
         return load_settings(
@@ -57,6 +58,7 @@ class ConnectionFlags:
             password=self.password,
             ca_certs=self.ca_certs,
             verify_certs=False if self.insecure else None,
+            ssl_assert_fingerprint=self.ssl_assert_fingerprint,
             prefix=self.prefix,
             config_file=self.config,
         )
@@ -80,6 +82,9 @@ profile_option = click.option(
     "--profile", type=click.Path(dir_okay=False), help="Profile TOML (default: built-in defaults)."
 )
 budget_option = click.option("--budget", type=int, help="Token budget T_B (overrides the profile).")
+redact_option = click.option(
+    "--redact-query", is_flag=True, help="Store a SHA-256 hash of the query in traces, not its text."
+)
 
 
 def resolve_config(
@@ -111,6 +116,11 @@ def load_cases(path: str) -> list[Any]:
 @click.option("--password", help="Basic-auth password [env ELASTICSEARCH_PASSWORD].")
 @click.option("--ca-certs", type=click.Path(dir_okay=False), help="CA bundle [env ELASTICSEARCH_CA_CERTS].")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (prints a warning).")
+@click.option(
+    "--ssl-assert-fingerprint",
+    metavar="SHA256",
+    help="Pin the cluster's certificate by SHA-256 fingerprint [env ELASTICSEARCH_SSL_ASSERT_FINGERPRINT].",
+)
 @click.option("--prefix", help="Index name prefix [env ESBUBBLE_PREFIX; default esbubble].")
 @click.option("--config", type=click.Path(dir_okay=False), help="Settings TOML [env ESBUBBLE_CONFIG].")
 @click.version_option(package_name="esbubble")
@@ -123,13 +133,16 @@ def cli(  # noqa: PLR0917 - one parameter per global flag, as click passes them
     password: str | None,
     ca_certs: str | None,
     insecure: bool,
+    ssl_assert_fingerprint: str | None,
     prefix: str | None,
     config: str | None,
 ) -> None:
     """Structure- and diversity-aware context bubbles on Elasticsearch."""
     if insecure:
         click.echo("esbubble: warning: TLS certificate verification is disabled (--insecure)", err=True)
-    ctx.obj = ConnectionFlags(url, api_key, username, password, ca_certs, insecure, prefix, config)
+    ctx.obj = ConnectionFlags(
+        url, api_key, username, password, ca_certs, insecure, prefix, config, ssl_assert_fingerprint
+    )
 
 
 @cli.command()
@@ -246,6 +259,7 @@ def ingest(
 @budget_option
 @click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@redact_option
 @json_option
 @click.pass_context
 def bubble(  # noqa: PLR0917 - click passes one argument per option
@@ -255,6 +269,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     budget: int | None,
     variant: str | None,
     delta: float | None,
+    redact_query: bool,
     as_json: bool,
 ) -> None:
     """Build a context bubble for QUERY, print it and record its trace."""
@@ -264,8 +279,9 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
     with store_of(ctx) as store:
-        result = run_bubble(store, query, config)
+        result = run_bubble(store, query, config, redact_query=redact_query)
     render.warn_write(result.write_result)
+    render.warn_empty(result.bubble)
     if as_json:
         emit_json(render.bubble_json(result.bubble))
     else:
@@ -326,6 +342,13 @@ def eval_command(
     "--compare", "baseline", metavar="RUN_OR_BATCH_ID", help="Show what changed against these runs."
 )
 @click.option("--workers", type=int, default=1, show_default=True, help="Parallel retrieval/trace workers.")
+@click.option(
+    "--resume",
+    "resume_id",
+    metavar="BATCH_ID",
+    help="Finish an interrupted batch: skip its finished queries.",
+)
+@redact_option
 @json_option
 @click.pass_context
 def rebubble(  # noqa: PLR0917 - click passes one argument per option
@@ -336,25 +359,45 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     variant: str | None,
     baseline: str | None,
     workers: int,
+    resume_id: str | None,
+    redact_query: bool,
     as_json: bool,
 ) -> None:
-    """Re-run a whole query set under one batch id, optionally comparing with an earlier run or batch."""
+    """Re-run a whole query set under one batch id, optionally comparing with an earlier run or batch.
+
+    Malformed query-set lines are reported with their line number and the
+    other queries still run (exit 1). Queries that fail because the cluster
+    went away are listed (exit 3); `--resume BATCH_ID` runs only those.
+    """
     from esbubble import rebubble as batch
+    from esbubble.queryset import load_queries
+    from esbubble.store.audit import flush_spool
 
     config = resolve_config(profile, budget=budget, variant=variant)
-    cases = load_cases(queryset)
+    queryset_loaded = load_queries(queryset)
+    for problem in queryset_loaded.problems:
+        click.echo(f"esbubble: warning: skipped {problem}", err=True)
+    cases = list(queryset_loaded.cases)
+    if not cases:
+        raise InputError(f"query set {queryset} has no usable queries", hint="fix the lines reported above")
     now = datetime.now(UTC)
     with store_of(ctx) as store:
         old = batch.load_summaries(store, baseline) if baseline else None
-        with render.CountBar(len(cases), "re-bubbling", enabled=not as_json) as bar:
+        finished: set[str] = set()
+        if resume_id is not None:
+            flush_spool(store)  # spooled runs of the batch count as finished once they land
+            finished = batch.finished_case_ids(store, resume_id, config)
+        with render.CountBar(len(cases) - len(finished), "re-bubbling", enabled=not as_json) as bar:
             result = batch.run_batch(
                 store,
                 cases,
                 config,
-                batch_id=batch.new_batch_id(now),
+                batch_id=resume_id or batch.new_batch_id(now),
                 now=now,
                 workers=workers,
                 on_done=bar.step,
+                skip=finished,
+                redact_query=redact_query,
             )
     comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
     if as_json:
@@ -364,11 +407,25 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                 "runs": [run.model_dump(mode="json") for run in result.runs],
                 "written": result.written,
                 "spooled": result.spooled,
+                "skipped": result.skipped,
+                "failed": [failure.model_dump(mode="json") for failure in result.failed],
+                "problems": queryset_loaded.problems,
                 "comparison": comparison.model_dump(mode="json") if comparison else None,
             }
         )
     else:
         render.print_batch(result, comparison)
+    for failure in result.failed:
+        click.echo(f"esbubble: error: query {failure.case_id!r} failed: {failure.reason}", err=True)
+    if result.failed:
+        click.echo(
+            f"esbubble: {len(result.failed)} queries failed; finish the batch with "
+            f"`esbubble rebubble {queryset} --resume {result.batch_id}`",
+            err=True,
+        )
+        ctx.exit(3)
+    if queryset_loaded.problems:
+        ctx.exit(1)
 
 
 @cli.command()

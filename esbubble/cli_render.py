@@ -11,6 +11,7 @@ import json
 import shutil
 import sys
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,22 @@ def warn_write(result: WriteResult) -> None:
         )
     if result.lost:
         click.echo(f"esbubble: warning: {result.lost} audit records lost ({result.error})", err=True)
+
+
+def warn_empty(bubble: Bubble) -> None:
+    """An empty bubble is a valid result (exit 0), but say why on stderr."""
+    if bubble.selected:
+        return
+    if not bubble.trace:
+        click.echo("esbubble: warning: the bubble is empty: no chunk matched the query", err=True)
+        return
+    reasons = Counter(record.final_reason for record in bubble.trace)
+    shown = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+    click.echo(
+        f"esbubble: warning: the bubble is empty: no candidate passed the gates within budget "
+        f"{bubble.budget} ({shown})",
+        err=True,
+    )
 
 
 class IngestProgressBar:

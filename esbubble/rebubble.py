@@ -1,7 +1,7 @@
 """Batch re-bubbling: run a whole query set under one profile and one batch id, and compare batches.
 
 Users change a profile (a prior, a share, δ) and want to know what moved.
-``run_batch`` retrieves every query in one ``msearch`` per worker slice,
+``run_batch`` retrieves the queries a few per ``msearch`` in each worker slice,
 builds each bubble with the pure core, and writes every manifest and trace
 under one ``batch_id`` (run ids are derived from it, so re-running never
 collides). ``compare_runs`` then says, per query, which chunks entered or
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.errors import EngineError, InputError, NotFoundError
+from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
 from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.manifest import build_manifest
 from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
@@ -38,10 +38,11 @@ from esbubble.report import (
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
-from esbubble.store.query import RetrievalFilters
-from esbubble.store.retrieve import retrieve_many
+from esbubble.store.query import RetrievalFilters, redact_query_body
+from esbubble.store.retrieve import Retrieval, retrieve_many
 
 PAGE_SIZE = 1000
+RETRIEVE_GROUP = 8  # queries per msearch: small enough that a lost cluster costs little finished work
 
 
 class _Model(BaseModel):
@@ -228,8 +229,20 @@ def load_summaries(store: Store, run_or_batch_id: str) -> list[RunSummary]:
     return [summarise(m, per_run.get(m.run_id, [])) for m in manifests]
 
 
+class FailedQuery(_Model):
+    """A query of a batch that did not run, and why (resume the batch to run it)."""
+
+    case_id: str
+    query: str
+    reason: str
+
+
 class BatchResult(_Model):
-    """One re-bubbling batch: a summary per query (query-set order) and where the audit went."""
+    """One re-bubbling batch: a summary per query that ran (query-set order) and where the audit went.
+
+    ``skipped`` are queries a resumed batch had already finished; ``failed``
+    are queries that could not run (typically: the cluster went away).
+    """
 
     batch_id: str
     case_ids: list[str]
@@ -237,6 +250,8 @@ class BatchResult(_Model):
     written: int
     spooled: int
     lost: int
+    skipped: list[str] = Field(default_factory=list)
+    failed: list[FailedQuery] = Field(default_factory=list)
 
 
 def new_batch_id(now: datetime) -> str:
@@ -247,6 +262,31 @@ def new_batch_id(now: datetime) -> str:
 def batch_run_id(batch_id: str, case_id: str) -> str:
     """Run ids are derived from the batch and the query-set id, so a batch's runs are findable by either."""
     return f"{batch_id}.{case_id}"
+
+
+def finished_case_ids(store: Store, batch_id: str, config: BubbleConfig) -> set[str]:
+    """Query-set ids whose run in ``batch_id`` is stored, for ``--resume``; none if the batch is new.
+
+    A resumed batch must use the profile it started with, or its runs would
+    not be comparable: a different config hash is a ``ConfigError``.
+    """
+    try:
+        manifests = find_manifests(store, batch_id)
+    except NotFoundError:
+        return set()
+    hashes = {m.config_hash for m in manifests}
+    if hashes != {config.config_hash}:
+        raise ConfigError(
+            f"batch {batch_id!r} was run with another profile (config hash {sorted(hashes)[0][:12]}, "
+            f"now {config.config_hash[:12]})",
+            hint="resume with the same --profile, --budget and --variant",
+        )
+    prefix = f"{batch_id}."
+    return {m.run_id.removeprefix(prefix) for m in manifests if m.batch_id == batch_id and m.status == "ok"}
+
+
+def _groups(items: Sequence[CaseLike], size: int) -> list[Sequence[CaseLike]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _slices(items: Sequence[CaseLike], parts: int) -> list[Sequence[CaseLike]]:
@@ -266,25 +306,49 @@ def run_batch(
     filters: RetrievalFilters | None = None,
     writer: TraceWriter | None = None,
     on_done: Callable[[int], None] | None = None,
+    skip: Collection[str] = (),
+    redact_query: bool = False,
 ) -> BatchResult:
     """Bubble every case with ``config`` and write all manifests and traces under ``batch_id``.
 
     ``workers`` threads each take a contiguous slice of the query set and
-    retrieve it in one ``msearch``; the result is the same whatever the
-    number of workers (runs are returned in query-set order).
+    retrieve it ``RETRIEVE_GROUP`` queries per ``msearch``; the result is the
+    same whatever the number of workers (runs are returned in query-set
+    order). Cases in ``skip`` (finished by an earlier attempt) are not run.
+    When retrieval fails (the cluster went away) the rest of that slice is
+    reported in ``failed`` with the reason; runs already done keep their
+    traces, so the batch can be resumed.
     """
     if not cases:
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
     if workers < 1:
         raise InputError(f"invalid --workers {workers}", hint="use 1 or more")
     audit = writer or TraceWriter.for_store(store)
+    todo = [case for case in cases if case.id not in skip]
+    if not todo:
+        return BatchResult(
+            batch_id=batch_id, case_ids=[], runs=[], written=0, spooled=0, lost=0, skipped=list(skip)
+        )
     doc_count = count_chunks(store)
+    failures: dict[str, FailedQuery] = {}
+
+    def retrieved(part: Sequence[CaseLike]) -> Iterator[tuple[CaseLike, Retrieval]]:
+        for number, group in enumerate(_groups(part, RETRIEVE_GROUP)):
+            try:
+                retrievals = retrieve_many(store, [c.query for c in group], config, filters)
+            except EngineError as error:
+                for case in [c for g in _groups(part, RETRIEVE_GROUP)[number:] for c in g]:
+                    failures[case.id] = FailedQuery(
+                        case_id=case.id, query=case.query, reason=error.one_line()
+                    )
+                    if on_done is not None:
+                        on_done(1)
+                return
+            yield from zip(group, retrievals, strict=True)
 
     def work(part: Sequence[CaseLike]) -> list[tuple[RunSummary, WriteResult]]:
         done: list[tuple[RunSummary, WriteResult]] = []
-        for case, retrieval in zip(
-            part, retrieve_many(store, [c.query for c in part], config, filters), strict=True
-        ):
+        for case, retrieval in retrieved(part):
             started = time.perf_counter()
             bubble = build_bubble(
                 case.query,
@@ -294,14 +358,16 @@ def run_batch(
                 now=now,
                 batch_id=batch_id,
                 variant=variant,
+                redact_query=redact_query,
             )
             bubble_ms = (time.perf_counter() - started) * 1000.0
+            body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
             manifest = build_manifest(
                 bubble,
                 config,
                 index=store.names.chunks,
                 engine=store.engine,
-                request_body=retrieval.request_body,
+                request_body=body,
                 index_doc_count=doc_count,
                 timings_ms={"retrieve": retrieval.took_ms, "bubble": bubble_ms},
                 now=now,
@@ -311,16 +377,18 @@ def run_batch(
                 on_done(1)
         return done
 
-    parts = _slices(cases, min(workers, len(cases)))
+    parts = _slices(todo, min(workers, len(todo)))
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
         results = [item for chunk in pool.map(work, parts) for item in chunk]
     return BatchResult(
         batch_id=batch_id,
-        case_ids=[case.id for case in cases],
+        case_ids=[case.id for case in todo if case.id not in failures],
         runs=[summary for summary, _ in results],
         written=sum(w.written for _, w in results),
         spooled=sum(w.spooled for _, w in results),
         lost=sum(w.lost for _, w in results),
+        skipped=[case.id for case in cases if case.id in skip],
+        failed=[failures[case.id] for case in todo if case.id in failures],
     )
 
 

@@ -27,6 +27,7 @@ ENV_VARS: dict[str, str] = {
     "ELASTICSEARCH_USERNAME": "username",
     "ELASTICSEARCH_PASSWORD": "password",
     "ELASTICSEARCH_CA_CERTS": "ca_certs",
+    "ELASTICSEARCH_SSL_ASSERT_FINGERPRINT": "ssl_assert_fingerprint",
     "ESBUBBLE_PREFIX": "prefix",
 }
 CONFIG_KEYS = (

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from pathlib import Path, PurePath
 
+from esbubble.errors import IngestError
+
 _SEP = "\x1f"
+MAX_DOC_ID_BYTES = 512
 
 
 def _short_hash(*parts: str) -> str:
@@ -42,3 +46,32 @@ def doc_id_for(path: Path, root: Path) -> str:
     except ValueError:
         relative = PurePath(resolved.name)
     return relative.as_posix() if str(relative) != "." else resolved.name
+
+
+def _doc_id_problem(doc_id: str) -> str | None:
+    if not doc_id.strip():
+        return "it is empty"
+    if len(doc_id.encode("utf-8")) > MAX_DOC_ID_BYTES:
+        return f"it is longer than {MAX_DOC_ID_BYTES} bytes"
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in doc_id):
+        return "it contains control characters"
+    if "*" in doc_id or "?" in doc_id:
+        return "it contains a wildcard"
+    if doc_id.startswith("/") or any(part in (".", "..") for part in doc_id.split("/")):
+        return "it is an absolute path or has '.'/'..' segments"
+    return None
+
+
+def validate_doc_id(doc_id: str) -> str:
+    """A doc id from user input: no wildcards, path tricks or control characters; at most 512 bytes.
+
+    Doc ids only ever reach the cluster inside exact ``term`` filters and
+    hashed chunk ids, but a wildcard or ``..`` in one is always a mistake.
+    """
+    problem = _doc_id_problem(doc_id)
+    if problem is not None:
+        raise IngestError(
+            f"invalid doc id {doc_id[:80]!r}: {problem}",
+            hint="use a relative, path-like id such as 'quotes/job-12.xlsx'",
+        )
+    return doc_id

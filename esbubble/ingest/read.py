@@ -9,6 +9,7 @@ from pathlib import Path
 from esbubble.errors import IngestError
 from esbubble.ingest.csv_reader import read_csv
 from esbubble.ingest.docx import read_docx
+from esbubble.ingest.ids import validate_doc_id
 from esbubble.ingest.markdown import read_markdown
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.pdf import read_pdf
@@ -40,7 +41,7 @@ def read_document(path: str | Path, options: IngestOptions, *, doc_id: str) -> l
     ``IngestError`` with one line: the file, then what is wrong with it.
     """
     try:
-        return read_chunks(Path(path), options, doc_id=doc_id)
+        return read_chunks(Path(path), options, doc_id=validate_doc_id(doc_id))
     except IngestError as error:
         raise IngestError(f"{path}: {error.message}", hint=error.hint) from None
 

@@ -17,6 +17,13 @@ from esbubble.store.client import make_client
 from esbubble.store.engine import daemon_status, ephemeral_engine
 from esbubble.store.names import IndexNames
 
+# 429 / 502-504 and timeouts are retried with capped exponential backoff (equal jitter):
+# waits of 0.125-0.25, 0.25-0.5, 0.5-1 s (doubling, never above RETRY_BACKOFF_CAP_S).
+MAX_RETRIES = 3
+RETRY_BACKOFF_BASE_S = 0.25
+RETRY_BACKOFF_CAP_S = 4.0
+RETRY_ON_STATUS = (429, 502, 503, 504)
+
 
 @dataclass(frozen=True)
 class Store:
@@ -49,7 +56,14 @@ def _scrub(text: str, settings: Settings) -> str:
 
 
 def _client_options(settings: Settings) -> dict[str, Any]:
-    options: dict[str, Any] = {"request_timeout": settings.request_timeout}
+    options: dict[str, Any] = {
+        "request_timeout": settings.request_timeout,
+        "max_retries": MAX_RETRIES,
+        "retry_on_status": RETRY_ON_STATUS,
+        "retry_on_timeout": True,
+        "retry_backoff_base": RETRY_BACKOFF_BASE_S,
+        "retry_backoff_cap": RETRY_BACKOFF_CAP_S,
+    }
     if settings.api_key is not None:
         options["api_key"] = settings.api_key.get_secret_value()
     elif settings.username is not None and settings.password is not None:

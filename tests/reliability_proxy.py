@@ -1,0 +1,109 @@
+"""A real HTTP(S) hop in front of the test engine, for fault and TLS tests.
+
+It forwards every request unchanged to the engine, and can be told to answer
+the first N requests with an error status (429 / 503) or to serve TLS with a
+given certificate. Nothing is mocked: the client talks real HTTP to it and it
+talks real HTTP to the engine.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+_HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+
+
+class ProxyState:
+    """What the proxy does and saw; shared with its handler threads."""
+
+    def __init__(self, upstream: str, fail_first: int, fail_status: int) -> None:
+        parts = urlsplit(upstream)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.fail_first = fail_first
+        self.fail_status = fail_status
+        self.requests: list[str] = []
+        self.failed: list[str] = []
+        self.headers_seen: list[dict[str, str]] = []  # lower-case names
+        self.lock = threading.Lock()
+
+    def should_fail(self, line: str, headers: dict[str, str]) -> bool:
+        with self.lock:
+            self.requests.append(line)
+            self.headers_seen.append(headers)
+            if len(self.failed) < self.fail_first:
+                self.failed.append(line)
+                return True
+            return False
+
+
+def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
+    class Forward(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the test asserts on ``state`` instead."""
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+            seen = {k.lower(): v for k, v in self.headers.items()}
+            if state.should_fail(f"{self.command} {self.path}", seen):
+                payload = b'{"error":{"type":"es_rejected_execution_exception","reason":"busy"},"status":429}'
+                self.send_response(state.fail_status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            upstream = http.client.HTTPConnection(state.host, state.port, timeout=30)
+            try:
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                response = upstream.getresponse()
+                payload = response.read()
+                self.send_response(response.status)
+                for key, value in response.getheaders():
+                    if key.lower() not in _HOP_HEADERS:
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+            finally:
+                upstream.close()
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward  # noqa: N815 - http.server's names
+
+    return Forward
+
+
+@contextmanager
+def forwarding_proxy(
+    upstream: str,
+    *,
+    fail_first: int = 0,
+    fail_status: int = 429,
+    tls: ssl.SSLContext | None = None,
+) -> Iterator[tuple[str, ProxyState]]:
+    """Serve on a free loopback port; yields the proxy URL and its state."""
+    state = ProxyState(upstream, fail_first, fail_status)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    scheme = "https" if tls is not None else "http"
+    try:
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}", state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
