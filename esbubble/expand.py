@@ -125,14 +125,15 @@ def _offsets(radius: int) -> list[tuple[int, int]]:
 
 
 def _event(
-    anchor: Chunk, mode: ExpandMode, chunk_id: str, *, added: bool, tokens: int, reason: str
+    anchor: Chunk, mode: ExpandMode, chunk_id: str | None, *, added: bool, tokens: int, reason: str
 ) -> ExpansionEvent:
     return ExpansionEvent(
         anchor_chunk_id=anchor.chunk_id,
         mode=mode,
         added=added,
         tokens=tokens,
-        reason=f"{reason}: {chunk_id}",
+        reason=reason,
+        chunk_id=chunk_id,
     )
 
 
@@ -213,9 +214,7 @@ def _plan_window(anchors: Sequence[Chunk], by_position: dict[tuple[str, int], Ch
 def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _Plan) -> None:
     for anchor in anchors:
         if anchor.parent_id is None:
-            plan.events.append(
-                _event(anchor, "parent", anchor.chunk_id, added=False, tokens=0, reason="no_parent")
-            )
+            plan.events.append(_event(anchor, "parent", None, added=False, tokens=0, reason="no_parent"))
             continue
         family = sorted(
             (c for c in neighbours if c.doc_id == anchor.doc_id and c.parent_id == anchor.parent_id),
@@ -232,9 +231,7 @@ def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _P
         if refusal is not None:
             tokens = sum(c.token_count for c in missing)
             plan.events.append(
-                _event(
-                    anchor, "parent", anchor.parent_id, added=False, tokens=tokens, reason=f"parent_{refusal}"
-                )
+                _event(anchor, "parent", None, added=False, tokens=tokens, reason=f"parent_{refusal}")
             )
             continue
         for chunk in family:

@@ -106,6 +106,7 @@ class ExpansionEvent(_Record):
     added: bool
     tokens: int
     reason: str
+    chunk_id: str | None = Field(default=None, description="the neighbour; None for a whole-parent decision")
 
 
 class ReplacementEvent(_Record):
