@@ -12,8 +12,8 @@ import re
 
 from esbubble.tokens import count_tokens
 
-# A sentence ends at . ! ? (optionally followed by a closing quote/bracket) and whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
+# A sentence ends at . ! ? (optionally followed by a closing quote/bracket), then whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
 _SPACE = re.compile(r"\s+")
 
 
