@@ -289,6 +289,62 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 
 
 @cli.command()
+@click.argument("query")
+@profile_option
+@budget_option
+@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@json_option
+@click.pass_context
+def assemble(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context,
+    query: str,
+    profile: str | None,
+    budget: int | None,
+    variant: str | None,
+    delta: float | None,
+    as_json: bool,
+) -> None:
+    """Build the bubble for QUERY, deliver it (repair/expand as the profile says) and print the prompt.
+
+    The prompt goes to stdout on its own, ready to pipe; the run id and the
+    token breakdown go to stderr.
+    """
+    from esbubble.config import parse_config
+    from esbubble.delivery import run_delivery
+
+    if not query.strip():
+        raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
+    resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta)
+    data = resolved.model_dump(mode="json")
+    data["assemble"]["enabled"] = True
+    config = parse_config(data, source="assemble")
+    with store_of(ctx) as store:
+        result = run_delivery(store, query, config)
+    render.warn_write(result.write_result)
+    prompt = result.delivery.prompt
+    assert prompt is not None, "assembly is enabled above"
+    if as_json:
+        emit_json(
+            {
+                "run_id": result.manifest.run_id,
+                "query": query,
+                "messages": [m.model_dump(mode="json") for m in prompt.messages],
+                "text": prompt.text,
+                "metadata": prompt.metadata.model_dump(mode="json"),
+            }
+        )
+        return
+    click.echo(prompt.text)
+    tokens = prompt.metadata.tokens
+    click.echo(
+        f"run id: {result.manifest.run_id}  prompt {tokens.total} tokens "
+        f"(context {tokens.context}/{tokens.context_budget}, {len(prompt.metadata.sources)} sources)",
+        err=True,
+    )
+
+
+@cli.command()
 @click.argument("run_id")
 @click.option("--all", "show_all", is_flag=True, help="Show every candidate, not only the first 25.")
 @json_option

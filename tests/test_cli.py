@@ -362,3 +362,21 @@ def test_rebubble_rejects_zero_workers_and_report_of_unknown_batch(
     missing = run(*flags, "report", "batch-missing")
     assert missing.exit_code == 1
     assert "no run or batch with id 'batch-missing'" in missing.stderr
+
+
+@pytest.mark.integration
+def test_assemble_prints_only_the_prompt_on_stdout_and_its_trace_is_recorded(
+    small_corpus: tuple[list[str], Path],
+) -> None:
+    flags, _ = small_corpus
+    result = run(*flags, "assemble", "membrane", "--budget", "100")
+    assert result.exit_code == 0, result.output
+    assert "[Source 1]" in result.stdout and "Question: membrane" in result.stdout
+    assert "run id:" not in result.stdout
+    run_id = result.stderr.split("run id: ")[1].split()[0]
+    payload = json.loads(run(*flags, "assemble", "membrane", "--budget", "100", "--json").output)
+    assert list(payload) == ["run_id", "query", "messages", "text", "metadata"]
+    assert payload["text"] == result.stdout.rstrip("\n")
+    assert payload["metadata"]["tokens"]["total"] <= payload["metadata"]["tokens"]["max_tokens"]
+    traced = json.loads(run(*flags, "trace", run_id, "--json").output)
+    assert traced["run_id"] == run_id and traced["candidates"]
