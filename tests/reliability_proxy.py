@@ -1,8 +1,9 @@
 """A real HTTP(S) hop in front of the test engine, for fault and TLS tests.
 
 It forwards every request unchanged to the engine, and can be told to answer
-the first N requests with an error status (429 / 503) or to serve TLS with a
-given certificate. Nothing is mocked: the client talks real HTTP to it and it
+the first N requests with an error status (429 / 503), to drop every
+connection (``down``: the cluster went away) or to serve TLS with a given
+certificate. Nothing is mocked: the client talks real HTTP to it and it
 talks real HTTP to the engine.
 """
 
@@ -31,6 +32,7 @@ class ProxyState:
         self.requests: list[str] = []
         self.failed: list[str] = []
         self.headers_seen: list[dict[str, str]] = []  # lower-case names
+        self.down = False  # True: drop every connection without an answer, like a lost cluster
         self.lock = threading.Lock()
 
     def should_fail(self, line: str, headers: dict[str, str]) -> bool:
@@ -51,6 +53,9 @@ def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
             """Quiet: the test asserts on ``state`` instead."""
 
         def _forward(self) -> None:
+            if state.down:
+                self.close_connection = True
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}

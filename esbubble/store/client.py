@@ -10,12 +10,21 @@ it is safe against real Elasticsearch too.
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
-from elastic_transport import HttpHeaders, Urllib3HttpNode
+from elastic_transport import HttpHeaders, Transport, TransportApiResponse, Urllib3HttpNode
 from elastic_transport._node import NodeApiResponse
 from elastic_transport.client_utils import DEFAULT, DefaultType
 from elasticsearch import Elasticsearch
+
+# Retries: connection errors and timeouts are retried by elastic-transport itself with capped
+# exponential backoff (retry_backoff_base/cap); 429 and 502-504 answers by ``BackoffTransport``.
+MAX_RETRIES = 3
+RETRY_BACKOFF_BASE_S = 0.25
+RETRY_BACKOFF_CAP_S = 4.0
+RETRY_ON_STATUS = frozenset({429, 502, 503, 504})
 
 _PLAIN = {
     "application/vnd.elasticsearch+json": "application/json",
@@ -50,6 +59,35 @@ class PlainJsonNode(Urllib3HttpNode):
         )
 
 
+def backoff_delay(
+    attempt: int, base: float = RETRY_BACKOFF_BASE_S, cap: float = RETRY_BACKOFF_CAP_S
+) -> float:
+    """Seconds before retry ``attempt`` (1-based): min(cap, base·2^(attempt-1)), half of it jittered."""
+    ceiling: float = min(cap, base * 2.0 ** (attempt - 1))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class BackoffTransport(Transport):
+    """Retries 429 and 502-504 answers up to ``MAX_RETRIES`` times with capped exponential backoff.
+
+    elastic-transport retries those statuses at once, without waiting, which
+    turns a busy cluster's 429 into a burst of identical requests.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["retry_on_status"] = ()  # statuses are retried here, with a wait
+        super().__init__(*args, **kwargs)
+
+    def perform_request(self, method: str, target: str, **kwargs: Any) -> TransportApiResponse:
+        attempt = 0
+        while True:
+            response = super().perform_request(method, target, **kwargs)
+            if response.meta.status not in RETRY_ON_STATUS or attempt >= MAX_RETRIES:
+                return response
+            attempt += 1
+            time.sleep(backoff_delay(attempt))
+
+
 def make_client(url: str, **options: Any) -> Elasticsearch:
-    """An ``Elasticsearch`` client on ``url`` that sends plain JSON media types."""
-    return Elasticsearch(url, node_class=PlainJsonNode, **options)
+    """An ``Elasticsearch`` client on ``url`` that sends plain JSON media types and backs off on 429."""
+    return Elasticsearch(url, node_class=PlainJsonNode, transport_class=BackoffTransport, **options)

@@ -13,16 +13,9 @@ from elasticsearch import ApiError, AuthenticationException, Elasticsearch
 from esbubble.errors import EngineError
 from esbubble.models import EngineInfo
 from esbubble.settings import Settings
-from esbubble.store.client import make_client
+from esbubble.store.client import MAX_RETRIES, RETRY_BACKOFF_BASE_S, RETRY_BACKOFF_CAP_S, make_client
 from esbubble.store.engine import daemon_status, ephemeral_engine
 from esbubble.store.names import IndexNames
-
-# 429 / 502-504 and timeouts are retried with capped exponential backoff (equal jitter):
-# waits of 0.125-0.25, 0.25-0.5, 0.5-1 s (doubling, never above RETRY_BACKOFF_CAP_S).
-MAX_RETRIES = 3
-RETRY_BACKOFF_BASE_S = 0.25
-RETRY_BACKOFF_CAP_S = 4.0
-RETRY_ON_STATUS = (429, 502, 503, 504)
 
 
 @dataclass(frozen=True)
@@ -59,7 +52,6 @@ def _client_options(settings: Settings) -> dict[str, Any]:
     options: dict[str, Any] = {
         "request_timeout": settings.request_timeout,
         "max_retries": MAX_RETRIES,
-        "retry_on_status": RETRY_ON_STATUS,
         "retry_on_timeout": True,
         "retry_backoff_base": RETRY_BACKOFF_BASE_S,
         "retry_backoff_cap": RETRY_BACKOFF_CAP_S,
