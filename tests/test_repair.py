@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from delivery_helpers import NOW, make_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -121,19 +122,19 @@ def repair_scenarios(draw: st.DrawFn) -> tuple[str, list[Chunk], list[Chunk], Bu
             doc,
             position,
             text=" ".join(words),
-            tokens=draw(st.integers(1, 12)),
+            tokens=draw(st.sampled_from([4, 5, 6, 12])),
             section=draw(st.sampled_from(["A", "B"])),
             bucket=draw(st.sampled_from(["Text", "PDF"])),
         )
 
     initial = [chunk("d", i) for i in range(draw(st.integers(1, 6)))]
-    extra = [chunk("e", i) for i in range(draw(st.integers(0, 8)))]
-    query = " ".join(draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4)))
+    extra = [chunk("e", i) for i in range(draw(st.integers(0, 12)))]
+    query = " ".join(draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6)))
     config = parse_config(
         {
             "bubble": {
-                "token_budget": draw(st.integers(5, 40)),
-                "max_chunks": draw(st.integers(1, 4)),
+                "token_budget": draw(st.integers(5, 60)),
+                "max_chunks": draw(st.integers(1, 6)),
                 "overlap_threshold": draw(st.sampled_from([0.3, 0.55, 1.0])),
                 "slack_policy": draw(st.sampled_from(["strict", "global_pool"])),
                 "variant": draw(st.sampled_from(["flat_topk", "structure", "diversity", "full"])),
@@ -200,3 +201,37 @@ def test_micro_queries_run_without_priors_and_with_micro_k() -> None:
     assert micro.bubble.model_dump(exclude={"candidate_k"}) == config.bubble.model_dump(
         exclude={"candidate_k"}
     )
+
+
+@pytest.mark.parametrize(
+    ("dwell", "expected"),
+    [
+        # Without dwell, loop 2's victim is gamma (just inserted, least useful), which nothing beats: stop.
+        (0, [("d#0", "e#0", 1)]),
+        # With dwell, gamma is protected; the victim is beta, which "beta delta" beats.
+        (1, [("d#0", "e#0", 1), ("d#2", "e#2", 2)]),
+    ],
+)
+def test_dwell_protects_a_just_inserted_chunk_in_the_next_loop(
+    dwell: int, expected: list[tuple[str, str, int]]
+) -> None:
+    config = parse_config(
+        {
+            "bubble": {"token_budget": 100, "max_chunks": 3, "variant": "structure"},
+            "repair": {"loops": 3, "dwell": dwell},
+        }
+    )
+    initial = [
+        make_chunk("d", 0, text="alpha"),
+        make_chunk("d", 1, text="alpha one"),
+        make_chunk("d", 2, text="beta"),
+    ]
+    extra = [
+        make_chunk("e", 0, text="gamma"),
+        make_chunk("e", 1, text="alpha two"),
+        make_chunk("e", 2, text="beta delta"),
+    ]
+    bubble = build_bubble("alpha beta gamma delta zeta", candidates(initial), config, run_id="r", now=NOW)
+    assert len(bubble.selected) == 3
+    result = plan_repair(bubble, candidates(extra), config)
+    assert [(e.victim_chunk_id, e.newcomer_chunk_id, e.loop) for e in result.events] == expected
