@@ -173,8 +173,8 @@ figure {{ margin: 0; border: 1px solid #ddd; border-radius: 6px; padding: 0.75re
 figcaption {{ font-size: 0.85rem; color: #555; max-width: {_WIDTH}px; }}
 h2 {{ font-size: 1.05rem; margin: 0 0 0.5rem 0; }}
 table {{ border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }}
-th, td {{ border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }}
+td.num {{ text-align: right; }}
 .meta {{ color: #555; }}
 </style>
 </head>
@@ -209,10 +209,22 @@ def _figure(title: str, svg: str, caption: str) -> str:
 
 def _table(table: Table) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{_cell_class(c)}">{escape(c)}</td>' for c in row) + "</tr>"
+        for row in table.rows
+    )
     return (
         f"<h2>{escape(table.title)}</h2>\n<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
+
+
+def _cell_class(cell: str) -> str:
+    """Numbers (and percentages, and the '–' of a missing value) right-aligned, text left-aligned."""
+    try:
+        float(cell.rstrip("%"))
+    except ValueError:
+        return "num" if cell == "–" else "text"
+    return "num"
 
 
 def _svg(body: str, *, label: str) -> str:
@@ -284,6 +296,7 @@ def _scatter(points: Sequence[VariantPoint]) -> str:
     y_max = _nice_max(max(p.unique_sections for p in points))
     x_ticks = [(left + (right - left) * i / 5, _fmt(x_max * i / 5)) for i in range(6)]
     parts = [_axes("tokens used", "unique sections", x_ticks, y_max)]
+    placed: list[tuple[float, float]] = []
     for i, point in enumerate(points):
         x = left + (right - left) * point.tokens_used / x_max
         y = bottom - (bottom - top) * point.unique_sections / y_max
@@ -295,8 +308,13 @@ def _scatter(points: Sequence[VariantPoint]) -> str:
         )
         anchor = "end" if x > (left + right) / 2 else "start"
         dx = -9 if anchor == "end" else 9
+        label_y = y - 8
+        # Variants often land on the same spot (e.g. structure and full); stack their labels.
+        while any(abs(px - x) < 70 and abs(py - label_y) < 14 for px, py in placed):
+            label_y += 15
+        placed.append((x, label_y))
         parts.append(
-            f'<text x="{x + dx:.1f}" y="{y - 8:.1f}" text-anchor="{anchor}" font-size="12" '
+            f'<text x="{x + dx:.1f}" y="{label_y:.1f}" text-anchor="{anchor}" font-size="12" '
             f'fill="{colour}">{escape(point.variant)}</text>'
         )
     return _svg("".join(parts), label=label)
@@ -307,7 +325,7 @@ def _delta_lines(points: Sequence[DeltaPoint]) -> str:
     if not points:
         return _empty(label)
     ordered = sorted(points, key=lambda p: p.delta)
-    left, right = _MARGIN_LEFT, _WIDTH - _MARGIN_RIGHT - 120
+    left, right = _MARGIN_LEFT, _WIDTH - _MARGIN_RIGHT - 135
     top, bottom = _MARGIN_TOP, _HEIGHT - _MARGIN_BOTTOM
     lo, hi = ordered[0].delta, ordered[-1].delta
     span = hi - lo or 1.0
@@ -318,7 +336,7 @@ def _delta_lines(points: Sequence[DeltaPoint]) -> str:
     x_ticks = [(x_of(p.delta), f"{p.delta:g}") for p in ordered]
     parts = [_axes("δ (redundancy threshold)", "share of series maximum", x_ticks, 1.0)]
     series = (
-        ("passing redundancy gate", [p.passed_redundancy for p in ordered]),
+        ("pass redundancy gate", [p.passed_redundancy for p in ordered]),
         ("unique sections", [p.unique_sections for p in ordered]),
         ("tokens used", [p.tokens_used for p in ordered]),
     )
