@@ -15,7 +15,7 @@ evicted chunk never comes back, so repair cannot oscillate.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
@@ -252,98 +252,112 @@ def _pool(candidates: Sequence[Candidate]) -> list[Candidate]:
     return [best[k] for k in sorted(best)]
 
 
-def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleConfig) -> RepairResult:
-    """Swap low-utility chunks for gap-closing newcomers; pure and deterministic."""
-    facets = facets_of(bubble.query, config)
-    selected = sorted(bubble.selected, key=lambda s: s.selection_order)
-    gaps_before = [f.name for f in uncovered(facets, [s.chunk for s in selected])]
-    pool = _pool(candidates)
-    records = {r.chunk_id: r for r in bubble.trace}
-    extra_records: list[TraceRecord] = []
-    inserted_at: dict[str, int] = {}
-    evicted: set[str] = set()
-    events: list[ReplacementEvent] = []
-    loops = 0
-    params = config.repair
-    for loop in range(1, params.loops + 1):
-        chunks = [s.chunk for s in selected]
-        gaps = uncovered(facets, chunks)
-        if not gaps or not selected:
-            break
-        loops = loop
-        present = {c.chunk_id for c in chunks} | evicted
+@dataclass(frozen=True)
+class _Swap:
+    victim: SelectedChunk
+    victim_utility: Utility
+    newcomer: Candidate
+    newcomer_utility: Utility
+    gates: list[GateResult]
+
+
+@dataclass
+class _RepairState:
+    """The bubble as repair changes it: selected chunks, trace records, who entered when, who left."""
+
+    bubble: Bubble
+    config: BubbleConfig
+    facets: list[Facet]
+    selected: list[SelectedChunk]
+    records: dict[str, TraceRecord]
+    extra_records: list[TraceRecord] = field(default_factory=list)
+    inserted_at: dict[str, int] = field(default_factory=dict)
+    evicted: set[str] = field(default_factory=set)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return [s.chunk for s in self.selected]
+
+    def victim(self, loop: int) -> tuple[Utility, SelectedChunk] | None:
+        """The lowest-utility selected chunk that dwell does not protect (ties: worst rank first)."""
+        chunks = self.chunks
+        scored = [
+            (
+                utility(
+                    s.chunk, [c for c in chunks if c.chunk_id != s.chunk.chunk_id], self.facets, self.config
+                ),
+                s,
+            )
+            for s in self.selected
+            if loop - self.inserted_at.get(s.chunk.chunk_id, -(10**9)) > self.config.repair.dwell
+        ]
+        return min(scored, key=lambda v: (v[0].utility, -v[1].rank, v[1].chunk.chunk_id), default=None)
+
+    def best_swap(
+        self, victim: SelectedChunk, victim_utility: Utility, pool: Sequence[Candidate]
+    ) -> _Swap | None:
+        """The best gap-closing newcomer that beats the victim by ε and passes every gate."""
+        chunks = self.chunks
+        gaps = uncovered(self.facets, chunks)
+        present = {c.chunk_id for c in chunks} | self.evicted
         hashes = {c.content_hash for c in chunks}
-        victims = []
-        for s in selected:
-            if loop - inserted_at.get(s.chunk.chunk_id, -(10**9)) <= params.dwell:
-                continue
-            rest = [c for c in chunks if c.chunk_id != s.chunk.chunk_id]
-            victims.append((utility(s.chunk, rest, facets, config), s))
-        if not victims:
-            break
-        victim_utility, victim = min(victims, key=lambda v: (v[0].utility, -v[1].rank, v[1].chunk.chunk_id))
         rest = [c for c in chunks if c.chunk_id != victim.chunk.chunk_id]
-        ranked = []
-        for candidate in pool:
-            chunk = candidate.chunk
-            if chunk.chunk_id in present or chunk.content_hash in hashes:
-                continue
-            if not any(g.covered_by(tokenize(chunk.text)) for g in gaps):
-                continue
-            ranked.append((utility(chunk, rest, facets, config), candidate))
+        ranked = [
+            (utility(c.chunk, rest, self.facets, self.config), c)
+            for c in pool
+            if c.chunk.chunk_id not in present
+            and c.chunk.content_hash not in hashes
+            and any(g.covered_by(tokenize(c.chunk.text)) for g in gaps)
+        ]
         ranked.sort(key=lambda u: (-u[0].utility, u[1].chunk.chunk_id))
-        swap = None
         for newcomer_utility, candidate in ranked:
-            if newcomer_utility.utility <= victim_utility.utility + params.epsilon:
-                break
-            gates = _swap_gates(candidate.chunk, victim.chunk, rest, bubble, config)
+            if newcomer_utility.utility <= victim_utility.utility + self.config.repair.epsilon:
+                return None
+            gates = _swap_gates(candidate.chunk, victim.chunk, rest, self.bubble, self.config)
             if all(g.passed for g in gates):
-                swap = (newcomer_utility, candidate, gates)
-                break
-        if swap is None:
-            break
-        newcomer_utility, candidate, gates = swap
+                return _Swap(victim, victim_utility, candidate, newcomer_utility, gates)
+        return None
+
+    def apply(self, swap: _Swap, loop: int) -> ReplacementEvent:
+        """Make the swap and record it on both trace records."""
+        bubble, config = self.bubble, self.config
+        victim_id, candidate = swap.victim.chunk.chunk_id, swap.newcomer
         event = ReplacementEvent(
-            victim_chunk_id=victim.chunk.chunk_id,
+            victim_chunk_id=victim_id,
             newcomer_chunk_id=candidate.chunk.chunk_id,
-            victim_utility=victim_utility.utility,
-            newcomer_utility=newcomer_utility.utility,
-            margin=params.epsilon,
+            victim_utility=swap.victim_utility.utility,
+            newcomer_utility=swap.newcomer_utility.utility,
+            margin=config.repair.epsilon,
             loop=loop,
         )
-        events.append(event)
-        evicted.add(victim.chunk.chunk_id)
-        inserted_at[candidate.chunk.chunk_id] = loop
-        order = max(s.selection_order for s in selected) + 1
-        parts = f"newcomer {newcomer_utility.model_dump()}, victim {victim_utility.model_dump()}"
-        note = f"repair loop {loop}: {parts}"
-        details = StepDetails(gates=gates, replacement=event, notes=[note])
-        known = records.get(candidate.chunk.chunk_id)
-        rank = known.rank if known is not None else len(bubble.trace) + len(extra_records) + 1
+        self.evicted.add(victim_id)
+        self.inserted_at[candidate.chunk.chunk_id] = loop
+        order = max(s.selection_order for s in self.selected) + 1
+        parts = f"newcomer {swap.newcomer_utility.model_dump()}, victim {swap.victim_utility.model_dump()}"
+        details = StepDetails(gates=swap.gates, replacement=event, notes=[f"repair loop {loop}: {parts}"])
+        known = self.records.get(candidate.chunk.chunk_id)
+        rank = known.rank if known is not None else len(bubble.trace) + len(self.extra_records) + 1
         scores = _score(candidate.chunk, bubble, config)
-        selected = [s for s in selected if s is not victim] + [
-            SelectedChunk(
-                rank=rank,
-                selection_order=order,
-                chunk=candidate.chunk,
-                tf=scores.tf,
-                boost=scores.boost,
-                len_penalty=scores.len_penalty,
-                score=scores.score,
-                es_score=candidate.es_score,
-                overlap=gates[1].value,
-            )
-        ]
-        new_record = _newcomer_record(candidate, bubble, config, rank=rank, order=order, details=details)
+        entrant = SelectedChunk(
+            rank=rank,
+            selection_order=order,
+            chunk=candidate.chunk,
+            tf=scores.tf,
+            boost=scores.boost,
+            len_penalty=scores.len_penalty,
+            score=scores.score,
+            es_score=candidate.es_score,
+            overlap=swap.gates[1].value,
+        )
+        self.selected = [s for s in self.selected if s is not swap.victim] + [entrant]
+        record = _newcomer_record(candidate, bubble, config, rank=rank, order=order, details=details)
         if known is not None:
-            records[known.chunk_id] = new_record.model_copy(
-                update={"rank": known.rank, "es_rank": known.es_rank}
-            )
+            record = record.model_copy(update={"es_rank": known.es_rank})
         else:
-            extra_records.append(new_record)
-            records[new_record.chunk_id] = new_record
-        old = records[victim.chunk.chunk_id]
-        records[victim.chunk.chunk_id] = old.model_copy(
+            self.extra_records.append(record)
+        self.records[record.chunk_id] = record
+        old = self.records[victim_id]
+        self.records[victim_id] = old.model_copy(
             update={
                 "final_decision": "rejected",
                 "final_reason": "replaced",
@@ -352,11 +366,38 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
                 "step_details": old.step_details.model_copy(update={"replacement": event}),
             }
         )
-    trace = [records[r.chunk_id] for r in bubble.trace] + [records[r.chunk_id] for r in extra_records]
+        return event
+
+
+def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleConfig) -> RepairResult:
+    """Swap low-utility chunks for gap-closing newcomers, one swap per loop; pure and deterministic."""
+    facets = facets_of(bubble.query, config)
+    state = _RepairState(
+        bubble=bubble,
+        config=config,
+        facets=facets,
+        selected=sorted(bubble.selected, key=lambda s: s.selection_order),
+        records={r.chunk_id: r for r in bubble.trace},
+    )
+    gaps_before = [f.name for f in uncovered(facets, state.chunks)]
+    pool = _pool(candidates)
+    events: list[ReplacementEvent] = []
+    loops = 0
+    for loop in range(1, config.repair.loops + 1):
+        if not state.selected or not uncovered(facets, state.chunks):
+            break
+        loops = loop
+        victim = state.victim(loop)
+        swap = state.best_swap(victim[1], victim[0], pool) if victim is not None else None
+        if swap is None:
+            break
+        events.append(state.apply(swap, loop))
+    trace = [state.records[r.chunk_id] for r in bubble.trace]
+    trace += [state.records[r.chunk_id] for r in state.extra_records]
     return RepairResult(
-        bubble=bubble.model_copy(update={"selected": selected, "trace": trace}),
+        bubble=bubble.model_copy(update={"selected": state.selected, "trace": trace}),
         events=events,
         gaps_before=gaps_before,
-        gaps_after=[f.name for f in uncovered(facets, [s.chunk for s in selected])],
+        gaps_after=[f.name for f in uncovered(facets, state.chunks)],
         loops=loops,
     )
