@@ -119,11 +119,6 @@ def budget_state(bubble: Bubble, chunks: Iterable[Chunk], config: BubbleConfig) 
     return state
 
 
-def _offsets(radius: int) -> list[tuple[int, int]]:
-    """(distance, signed offset) nearest first, after before before: +1, −1, +2, −2 …"""
-    return [(d, sign * d) for d in range(1, radius + 1) for sign in (1, -1)]
-
-
 def _event(
     anchor: Chunk, mode: ExpandMode, chunk_id: str | None, *, added: bool, tokens: int, reason: str
 ) -> ExpansionEvent:
@@ -220,7 +215,13 @@ def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _P
             (c for c in neighbours if c.doc_id == anchor.doc_id and c.parent_id == anchor.parent_id),
             key=lambda c: (c.position, c.chunk_id),
         )
-        missing = [c for c in family if c.chunk_id not in plan.included and c.content_hash not in plan.hashes]
+        missing = [
+            c
+            for c in family
+            if c.chunk_id not in plan.included
+            and c.chunk_id not in plan.evicted
+            and c.content_hash not in plan.hashes
+        ]
         trial = replace(plan.state, bucket_used=dict(plan.state.bucket_used))
         refusal = None
         for chunk in missing:
