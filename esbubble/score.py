@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.models import Candidate
 from esbubble.text import query_terms, tokenize
 
 
-class ScoredCandidate(BaseModel):
-    """A candidate with every signal the gates and the trace need."""
+@dataclass(frozen=True, slots=True)
+class ScoredCandidate:
+    """A candidate with every signal the gates and the trace need.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    A slotted dataclass, not a pydantic model: it is an intermediate built
+    once per candidate per run from already-validated records, and is never
+    serialised, so validation would only cost time on the hot path.
+    """
 
     candidate: Candidate
     bucket: str
@@ -43,7 +46,7 @@ class ScoredCandidate(BaseModel):
 
 def term_frequency(terms: Iterable[str], tokens: Sequence[str]) -> int:
     """eq. 5: how often the distinct query terms occur in the chunk's tokens."""
-    wanted = set(terms)
+    wanted = terms if isinstance(terms, frozenset) else frozenset(terms)
     return sum(1 for token in tokens if token in wanted)
 
 
@@ -118,7 +121,7 @@ def score_candidates(
     ``score_raw = tf + boost`` still holds in the trace.
     """
     params = config.bubble
-    terms = query_terms(query, params.stop_words)
+    terms = frozenset(query_terms(query, params.stop_words))
     theta = resolve_theta(candidates, params.length_norm)
     phrases = keyword_phrases(config.priors.keywords)
     stops = frozenset(params.stop_words)

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-
-from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleParams
 from esbubble.gates import (
@@ -38,15 +36,18 @@ from esbubble.variants import VariantSwitches
 _SHARE_EPSILON = 1e-9
 
 
-class Decision(BaseModel):
-    """What selection decided about one candidate, with the numbers at decision time."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """What selection decided about one candidate, with the numbers at decision time.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Like ``ScoredCandidate``, an unvalidated intermediate on the hot path; the
+    record that leaves the core is the validated ``TraceRecord``.
+    """
 
     scored: ScoredCandidate
     rank: int
     gates: list[GateResult]
-    second_pass: list[GateResult] = []
+    second_pass: list[GateResult] = field(default_factory=list)
     pool_remaining: float | None = None
     overlap: float
     budget_remaining: float
@@ -69,10 +70,9 @@ class Decision(BaseModel):
         return "selection" if failed is None else GATE_STAGES[failed.gate]
 
 
-class Selection(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Selection:
     """All decisions in rank order, plus the bucket caps and the slack pool that applied."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     decisions: list[Decision]
     bucket_caps: dict[str, int]
@@ -109,6 +109,15 @@ class _BubbleState:
     count: int = 0
     bucket_spent: dict[str, int] = field(default_factory=dict)
     words: set[str] = field(default_factory=set)
+    # Gate results are immutable values and most repeat within a run (the same chunk size
+    # against the same remaining budget, the same chunk count): one shared object per verdict.
+    verdicts: dict[tuple[str, float, float], GateResult] = field(default_factory=dict)
+
+    def verdict(self, key: tuple[str, float, float], make: Callable[[], GateResult]) -> GateResult:
+        found = self.verdicts.get(key)
+        if found is None:
+            found = self.verdicts[key] = make()
+        return found
 
     def budget_remaining(self) -> float:
         return float(self.budget - self.spent)
@@ -132,12 +141,20 @@ def _run_gates(
     section_limit: float,
 ) -> tuple[list[GateResult], float]:
     value = overlap(scored.words, state.words)
+    score, tokens, remaining, count = scored.score_final, scored.tokens, state.budget_remaining(), state.count
+    verdict = state.verdict
     gates = [
-        relevance_gate(scored.score_final, params.min_score),
-        redundancy_gate(value, params.overlap_threshold, enabled=switches.redundancy),
-        section_budget_gate(scored.tokens, section_limit, enabled=switches.section_budgets),
-        global_budget_gate(scored.tokens, state.budget_remaining()),
-        max_chunks_gate(state.count, params.max_chunks),
+        verdict(("relevance", score, 0.0), lambda: relevance_gate(score, params.min_score)),
+        verdict(
+            ("redundancy", value, 0.0),
+            lambda: redundancy_gate(value, params.overlap_threshold, enabled=switches.redundancy),
+        ),
+        verdict(
+            ("section_budget", tokens, section_limit),
+            lambda: section_budget_gate(tokens, section_limit, enabled=switches.section_budgets),
+        ),
+        verdict(("global_budget", tokens, remaining), lambda: global_budget_gate(tokens, remaining)),
+        verdict(("max_chunks", count, 0.0), lambda: max_chunks_gate(count, params.max_chunks)),
     ]
     return gates, value
 
@@ -196,16 +213,15 @@ def _second_pass(
         if reason == "passed_all_gates":
             order = state.admit(candidate)
         result.append(
-            decision.model_copy(
-                update={
-                    "second_pass": gates,
-                    "pool_remaining": pool_left,
-                    "overlap": value,
-                    "budget_remaining": budget_left,
-                    "bucket_remaining": bucket_left,
-                    "selection_order": order,
-                    "final_reason": reason,
-                }
+            replace(
+                decision,
+                second_pass=gates,
+                pool_remaining=pool_left,
+                overlap=value,
+                budget_remaining=budget_left,
+                bucket_remaining=bucket_left,
+                selection_order=order,
+                final_reason=reason,
             )
         )
         if order is not None:
