@@ -10,10 +10,13 @@ replays the spool later; ids make replays idempotent, so nothing is duplicated.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
+import queue
 import re
+import threading
 import uuid
 import warnings
 from collections.abc import Iterable, Sequence
@@ -24,7 +27,7 @@ from typing import Any
 from elastic_transport import TransportError
 from elasticsearch import ApiError, Elasticsearch
 from elasticsearch.helpers import streaming_bulk
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError, NotFoundError
 from esbubble.models import RunManifest, TraceRecord
@@ -51,6 +54,7 @@ class WriteResult(BaseModel):
     written: int
     spooled: int = 0
     lost: int = 0
+    queued: int = Field(default=0, description="handed to a background writer, not yet written")
     spool_file: Path | None = None
     error: str | None = None
 
@@ -172,6 +176,127 @@ class TraceWriter:
         log.warning(message)
         warnings.warn(message, AuditWarning, stacklevel=3)
         return WriteResult(written=written, spooled=len(failed), spool_file=path, error=error)
+
+
+_Run = tuple[RunManifest, Sequence[TraceRecord]]
+
+
+class BackgroundTraceWriter(TraceWriter):
+    """A ``TraceWriter`` that never blocks the bubble: ``write`` queues the run and returns at once.
+
+    One thread serialises the queued runs and bulk-writes several at a time
+    (up to ``max_actions`` per request, one refresh per request); what the
+    cluster refuses is spooled per run, as ``TraceWriter.write`` does.
+    ``close()`` (or leaving the ``with`` block) waits until every queued
+    record is written or spooled, and an ``atexit`` hook closes a writer its
+    owner forgot, so a normal exit never loses a record. ``flush()`` waits
+    without closing, for a caller that reads its traces back.
+    """
+
+    def __init__(
+        self, client: Elasticsearch, names: IndexNames, home: Path, *, max_actions: int = 5000
+    ) -> None:
+        super().__init__(client, names, home)
+        self._max_actions = max_actions
+        self._queue: queue.Queue[_Run | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._written = self._spooled = self._lost = 0
+        self._closed = False
+        self._thread = threading.Thread(target=self._drain, name="esbubble-trace-writer", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    @classmethod
+    def for_store(cls, store: Store) -> BackgroundTraceWriter:
+        return cls(store.client, store.names, store.settings.home)
+
+    def __enter__(self) -> BackgroundTraceWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+        """Queue one run's records and manifest; they are written in the background."""
+        if self._closed:
+            return super().write(manifest, records)
+        self._queue.put((manifest, list(records)))
+        return WriteResult(written=0, queued=len(records) + 1)
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is written (or spooled)."""
+        if self._thread.is_alive():
+            self._queue.join()
+
+    def close(self) -> WriteResult:
+        """Write what is queued, stop the thread, and say where every record went."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._queue.put(None)
+        self._thread.join()
+        atexit.unregister(self.close)
+        # Should the thread have died on a bug, nothing queued is dropped: it goes to the spool.
+        leftover = [item for item in _drain_now(self._queue) if item is not None]
+        for manifest, records in leftover:
+            self._tally(self._spool(manifest.run_id, 0, self.actions(manifest, records), "writer stopped"))
+        return WriteResult(written=self._written, spooled=self._spooled, lost=self._lost)
+
+    def _tally(self, result: WriteResult) -> None:
+        self._written += result.written
+        self._spooled += result.spooled
+        self._lost += result.lost
+
+    def _drain(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            size = 0 if batch[0] is None else len(batch[0][1]) + 1
+            while batch[-1] is not None and size < self._max_actions and not self._queue.empty():
+                item = self._queue.get_nowait()
+                batch.append(item)
+                size += 0 if item is None else len(item[1]) + 1
+            runs = [item for item in batch if item is not None]
+            try:
+                if runs:
+                    self._write_runs(runs)
+            except BaseException as problem:
+                # A bug, not a cluster failure: keep the records on disk, then let it surface.
+                for manifest, records in runs:
+                    self._spool(manifest.run_id, 0, self.actions(manifest, records), repr(problem))
+                raise
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if batch[-1] is None:
+                return
+
+    def _write_runs(self, runs: Sequence[_Run]) -> None:
+        per_run = [(manifest.run_id, self.actions(manifest, records)) for manifest, records in runs]
+        actions = [action for _, run_actions in per_run for action in run_actions]
+        error: str | None = None
+        try:
+            written, failed = _bulk(self._client, actions)
+            if written:
+                self._client.indices.refresh(index=f"{self._names.traces},{self._names.runs}")
+        except (ApiError, TransportError) as problem:
+            error = _reason(problem)
+            written, failed = 0, actions
+        self._written += written
+        failed_ids = {action["_id"] for action in failed}
+        for run_id, run_actions in per_run:
+            refused = [action for action in run_actions if action["_id"] in failed_ids]
+            if refused:
+                why = error or f"{len(refused)} of {len(run_actions)} audit records refused"
+                self._tally(self._spool(run_id, 0, refused, why))
+
+
+def _drain_now(items: queue.Queue[_Run | None]) -> list[_Run | None]:
+    drained: list[_Run | None] = []
+    while True:
+        try:
+            drained.append(items.get_nowait())
+        except queue.Empty:
+            return drained
 
 
 def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
