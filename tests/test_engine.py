@@ -80,6 +80,14 @@ def test_ephemeral_engine_persists_across_processes(isolated_home: Path) -> None
     assert len(snapshots) == 1, "older snapshots are removed after the swap"
 
 
+def test_empty_index_survives_a_restart(isolated_home: Path) -> None:
+    """An index with no documents is snapshotted without a bulk body, which osmem would refuse to seed."""
+    _python(WRITE, isolated_home, "0")
+    read = _python(READ, isolated_home)
+    assert read["count"] == 0
+    assert read["changed"] is False
+
+
 def test_daemon_serves_invocations_and_snapshots_on_stop(isolated_home: Path) -> None:
     settings = load_settings(home=isolated_home)
     assert not daemon_status(settings).running

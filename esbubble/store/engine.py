@@ -165,6 +165,20 @@ def _managed(entries: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return [e for e in entries if (e[key].get("_meta") or {}).get("managed_by") == "esbubble"]
 
 
+def _export_documents(client: Elasticsearch, index: str, path: Path) -> None:
+    """Write an index's documents as a bulk body; an empty index gets no file (osmem rejects empty bodies)."""
+    out = None
+    try:
+        for hit in scan(client, index=index, query={"query": {"match_all": {}}}, size=500):
+            if out is None:
+                out = path.open("w", encoding="utf-8")
+            out.write(json.dumps({"index": {"_index": index, "_id": hit["_id"]}}) + "\n")
+            out.write(json.dumps(hit["_source"], sort_keys=True) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+
+
 def export_snapshot(client: Elasticsearch, home: Path) -> Path:
     """Write every index and esbubble template to a new snapshot and swap it in atomically."""
     snapshots = engine_dir(home) / "snapshots"
@@ -183,10 +197,7 @@ def export_snapshot(client: Elasticsearch, home: Path) -> Path:
                 "aliases": meta.get("aliases", {}),
             }
             (staging / f"{name}.index.json").write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
-            with (staging / f"{name}.ndjson").open("w", encoding="utf-8") as out:
-                for hit in scan(client, index=name, query={"query": {"match_all": {}}}, size=500):
-                    out.write(json.dumps({"index": {"_index": name, "_id": hit["_id"]}}) + "\n")
-                    out.write(json.dumps(hit["_source"], sort_keys=True) + "\n")
+            _export_documents(client, name, staging / f"{name}.ndjson")
         components = client.cluster.get_component_template().body["component_templates"]
         templates = client.indices.get_index_template().body["index_templates"]
         saved = {
