@@ -8,6 +8,7 @@ from typing import Any
 
 from elastic_transport import TransportError
 from elasticsearch import ApiError
+from elasticsearch import NotFoundError as IndexMissing
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
@@ -39,6 +40,12 @@ def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def _failure(store: Store, query: str, reason: object) -> EngineError:
+    if "index_not_found" in str(reason):
+        return EngineError(
+            f"retrieval for query {query!r} failed: the chunk index {store.names.chunks} "
+            f"does not exist on {store.display_url}",
+            hint="run `esbubble init` and `esbubble ingest`, or check --prefix / ESBUBBLE_PREFIX",
+        )
     return EngineError(
         f"retrieval for query {query!r} failed on {store.display_url}: {reason}",
         hint="run `esbubble init` if the chunk index is missing",
@@ -53,6 +60,8 @@ def retrieve(
     started = time.perf_counter()
     try:
         response = store.client.search(index=store.names.chunks, body=body).body
+    except IndexMissing as error:
+        raise _failure(store, query, error.error) from None
     except (ApiError, TransportError) as error:
         raise _failure(store, query, error.message if isinstance(error, ApiError) else error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
