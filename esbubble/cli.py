@@ -371,22 +371,52 @@ def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> Non
 @click.argument("queryset", type=click.Path())
 @profile_option
 @budget_option
+@click.option("--window", is_flag=True, help="Also measure window expansion (small-to-big).")
+@click.option("--parent", is_flag=True, help="Also measure parent-section expansion.")
+@click.option("--repair", is_flag=True, help="Also measure fixed-budget gap repair.")
+@click.option("--assemble", "assemble_prompt", is_flag=True, help="Also measure the assembled prompt.")
 @json_option
 @click.pass_context
-def eval_command(
-    ctx: click.Context, queryset: str, profile: str | None, budget: int | None, as_json: bool
+def eval_command(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context,
+    queryset: str,
+    profile: str | None,
+    budget: int | None,
+    window: bool,
+    parent: bool,
+    repair: bool,
+    assemble_prompt: bool,
+    as_json: bool,
 ) -> None:
-    """The paper's tables for every variant over a query set (JSONL or YAML)."""
+    """The paper's tables for every variant over a query set (JSONL or YAML).
+
+    With --window/--parent/--repair/--assemble, a delivery table compares each
+    query's bubble with what those stages deliver (tokens and gold recall).
+    """
+    from esbubble.delivery import evaluate_delivery, evaluate_options
     from esbubble.evaluate import evaluate, evaluation_tables
 
     config = resolve_config(profile, budget=budget)
+    with_delivery = window or parent or repair or assemble_prompt
+    delivery_config = (
+        evaluate_options(config, window=window, parent=parent, repair=repair, assemble=assemble_prompt)
+        if with_delivery
+        else None
+    )
     cases = load_cases(queryset)
+    now = datetime.now(UTC)
     with store_of(ctx) as store:
-        evaluation = evaluate(store, cases, config, now=datetime.now(UTC))
+        evaluation = evaluate(store, cases, config, now=now)
+        delivery = evaluate_delivery(store, cases, delivery_config, now=now) if delivery_config else None
     if as_json:
-        emit_json(evaluation.model_dump(mode="json"))
-    else:
-        render.print_tables(evaluation_tables(evaluation))
+        payload = evaluation.model_dump(mode="json")
+        if delivery is not None:
+            payload["delivery"] = delivery.model_dump(mode="json")
+        emit_json(payload)
+        return
+    render.print_tables(evaluation_tables(evaluation))
+    if delivery is not None:
+        render.print_tables([render.delivery_table(delivery)])
 
 
 @cli.command()

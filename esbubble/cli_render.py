@@ -24,6 +24,7 @@ from esbubble.models import Bubble, RunManifest, TraceRecord
 from esbubble.report import Table
 
 if TYPE_CHECKING:
+    from esbubble.delivery import DeliveryEvaluation
     from esbubble.ingest import IngestProgress, IngestSummary
     from esbubble.rebubble import BatchResult, Comparison
     from esbubble.store.audit import WriteResult
@@ -309,3 +310,43 @@ def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
     console().print(table)
     for run_id in comparison.only_in_new:
         click.echo(f"new query (no baseline run): {run_id}")
+
+
+def delivery_table(delivery: DeliveryEvaluation) -> Table:
+    """Bubble alone versus after the delivery stages, per query and on average."""
+    rows = [
+        [
+            r.id,
+            str(r.bubble_tokens),
+            str(r.delivered_tokens),
+            fmt(r.prompt_tokens, 0) if r.prompt_tokens is not None else "–",
+            fmt(r.bubble_recall),
+            fmt(r.delivered_recall),
+            str(r.swaps),
+            str(r.neighbours_added),
+        ]
+        for r in delivery.rows
+    ]
+    rows.append(
+        [
+            "mean / total",
+            fmt(delivery.mean_bubble_tokens, 0),
+            fmt(delivery.mean_delivered_tokens, 0),
+            fmt(delivery.mean_prompt_tokens, 0),
+            fmt(delivery.mean_bubble_recall),
+            fmt(delivery.mean_delivered_recall),
+            str(delivery.swaps),
+            str(delivery.neighbours_added),
+        ]
+    )
+    columns = [
+        "query",
+        "bubble tok",
+        "delivered tok",
+        "prompt tok",
+        "bubble recall",
+        "delivered recall",
+        "swaps",
+        "neighbours",
+    ]
+    return Table(title="Delivery — bubble vs expand/repair/assemble", columns=columns, rows=rows)

@@ -243,6 +243,25 @@ def test_eval_json_has_every_table_for_every_variant(with_sample: list[str], tmp
 
 
 @pytest.mark.integration
+def test_eval_delivery_options_compare_bubble_and_delivery(with_sample: list[str], tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    lines = (SAMPLE / "queries.jsonl").read_text().splitlines()[:2]
+    queries.write_text("\n".join(lines) + "\n")
+    args = ("eval", str(queries), "--profile", PROFILE, "--repair", "--window", "--assemble")
+    result = run(*with_sample, *args, "--json")
+    assert result.exit_code == 0, result.output
+    delivery = json.loads(result.output)["delivery"]
+    assert [row["id"] for row in delivery["rows"]] == [json.loads(line)["id"] for line in lines]
+    for row in delivery["rows"]:
+        assert row["prompt_tokens"] is not None and row["prompt_tokens"] >= row["delivered_tokens"]
+    human = run(*with_sample, *args)
+    assert "Delivery — bubble vs expand/repair/assemble" in human.output
+    both = run(*with_sample, "eval", str(queries), "--window", "--parent")
+    assert both.exit_code == 1
+    assert "--window and --parent are exclusive" in both.stderr
+
+
+@pytest.mark.integration
 def test_eval_with_a_bad_query_set_exits_1_naming_the_line(with_sample: list[str], tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": "a", "query": "scope"}\n{"id": "b"}\n')
