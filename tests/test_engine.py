@@ -106,6 +106,22 @@ def test_daemon_serves_invocations_and_snapshots_on_stop(isolated_home: Path) ->
     assert read["count"] == 5, "the daemon's data survives its stop"
 
 
+def test_daemon_writes_survive_a_daemon_crash(isolated_home: Path) -> None:
+    """Each invocation that wrote through the daemon snapshots, so a killed daemon loses nothing."""
+    settings = load_settings(home=isolated_home)
+    started = start_daemon(settings)
+    assert started.pid is not None
+    try:
+        _python(WRITE, isolated_home, "4")
+    finally:
+        os.kill(started.pid, signal.SIGKILL)
+    status = daemon_status(settings)
+    assert not status.running and status.stale_removed
+    read = _python(READ, isolated_home)
+    assert read["count"] == 4
+    assert read["url"] != f"embedded ({started.url})", "a fresh ephemeral engine replaced the dead daemon"
+
+
 def test_stale_daemon_record_is_removed(isolated_home: Path) -> None:
     engine = isolated_home / "engine"
     engine.mkdir(parents=True)

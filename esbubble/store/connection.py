@@ -14,7 +14,7 @@ from esbubble.errors import EngineError
 from esbubble.models import EngineInfo
 from esbubble.settings import Settings
 from esbubble.store.client import MAX_RETRIES, RETRY_BACKOFF_BASE_S, RETRY_BACKOFF_CAP_S, make_client
-from esbubble.store.engine import daemon_status, ephemeral_engine
+from esbubble.store.engine import daemon_session, daemon_status, ephemeral_engine
 from esbubble.store.names import IndexNames
 
 
@@ -108,7 +108,8 @@ def open_store(settings: Settings) -> Iterator[Store]:
         else:
             daemon = daemon_status(settings)
             if daemon.running and daemon.url is not None:
-                store = connect(daemon.url, settings, shown_url=f"embedded ({daemon.url})")
+                url = stack.enter_context(daemon_session(settings, daemon.url))
+                store = connect(url, settings, shown_url=f"embedded ({url})")
             else:
                 url = stack.enter_context(ephemeral_engine(settings))
                 store = connect(url, settings, shown_url=f"embedded ({url})")

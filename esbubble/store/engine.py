@@ -312,6 +312,26 @@ def ephemeral_engine(settings: Settings) -> Iterator[str]:
 # --- daemon -----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def daemon_session(settings: Settings, url: str) -> Iterator[str]:
+    """One invocation on the running daemon; snapshots on exit if it wrote anything.
+
+    The daemon also snapshots on ``engine stop``, but a daemon that crashes or
+    whose machine reboots would otherwise lose every write since it started.
+    """
+    client = make_client(url, request_timeout=settings.request_timeout)
+    try:
+        before = _fingerprint(client)
+        try:
+            yield url
+        finally:
+            if _fingerprint(client) != before:
+                with _engine_lock(settings.home):
+                    export_snapshot(client, settings.home)
+    finally:
+        client.close()
+
+
 def _daemon_file(home: Path) -> Path:
     return engine_dir(home) / "daemon.json"
 
