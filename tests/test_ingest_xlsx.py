@@ -8,6 +8,7 @@ from ingest_files import OPTIONS, SAMPLE, make_workbook
 
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
+from esbubble.ingest.xlsx import has_uncached_formulas
 from esbubble.tokens import count_tokens
 
 
@@ -95,3 +96,10 @@ def test_sample_workbook_shape() -> None:
         c for c in chunks if c.row_number == liability[0].row_number and c.section == liability[0].section
     ]
     assert len(continued) >= 2 and all(c.token_count <= OPTIONS.max_chunk_tokens for c in continued)
+
+
+def test_formula_pass_only_when_a_formula_lacks_its_cached_value(tmp_path: Path) -> None:
+    # The sample was saved with cached results for all its formulas: one parse of the workbook suffices.
+    assert not has_uncached_formulas(SAMPLE / "quote_job.xlsx")
+    # openpyxl writes formulas without results, so their text must be read from a second parse.
+    assert has_uncached_formulas(make_workbook(tmp_path / "w.xlsx"))

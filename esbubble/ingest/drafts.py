@@ -50,12 +50,8 @@ class Draft:
     page: int | None = None
 
 
-def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tuple[str, str]]:
-    """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
-
-    Parts are cut between cells; where a cell does not fit, between sentences
-    (the cell's first sentences join the part before it).
-    """
+def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:
+    """The texts of a row too long for one part, cut as ``row_parts`` describes."""
     texts: list[str] = []
     current = ""
     for cell in cells:
@@ -70,6 +66,19 @@ def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tup
             texts.extend(done)
     if current:
         texts.append(current)
+    return texts
+
+
+def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tuple[str, str]]:
+    """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
+
+    Parts are cut between cells; where a cell does not fit, between sentences
+    (the cell's first sentences join the part before it). A row that fits is
+    counted once, whole (most rows).
+    """
+    whole = ROW_JOINER.join(cell.display for cell in cells)
+    fits = bool(whole) and count_tokens(whole, encoding) <= max_tokens
+    texts = [whole] if fits else _cut_row(cells, max_tokens, encoding)
     labels = sorted({re.escape(c.header) for c in cells if c.header}, key=len, reverse=True)
     label = re.compile(rf"(?:^|(?<={ROW_JOINER}))(?:{'|'.join(labels)}): ") if labels else None
     return [(text, (label.sub("", text) if label else text).replace(ROW_JOINER, " ")) for text in texts]

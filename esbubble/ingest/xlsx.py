@@ -12,6 +12,7 @@ kept as its formula text (``=C5*D5``) rather than dropped.
 
 from __future__ import annotations
 
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,11 @@ from esbubble.models import Chunk
 _HEADER_SCAN_ROWS = 10
 _MAX_HEADER_CHARS = 60
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+# A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result.
+_UNCACHED_FORMULA = re.compile(
+    rb"(?:</(?:\w+:)?f>|<(?:\w+:)?f\b[^>]*/>)\s*"
+    rb"(?:</(?:\w+:)?c>|<(?:\w+:)?v\s*/>|<(?:\w+:)?v>\s*</(?:\w+:)?v>)"
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,40 @@ def _load(path: Path, *, data_only: bool) -> Any:
         raise IngestError(f"not a readable .xlsx workbook ({type(error).__name__}: {error})") from None
 
 
-def _grid(values: Any, formulas: Any) -> _Grid:
+def has_uncached_formulas(path: Path) -> bool:
+    """True when a worksheet holds a formula without a cached value, found by a scan of the raw XML."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(
+                _UNCACHED_FORMULA.search(archive.read(name))
+                for name in archive.namelist()
+                if name.startswith("xl/worksheets/") and name.endswith(".xml")
+            )
+    except (zipfile.BadZipFile, KeyError, OSError):
+        return True  # the formula pass itself will read or report the file
+
+
+class _Formulas:
+    """The workbook's formula view, parsed only when some formula has no cached value.
+
+    Excel saves a cached value with every formula, so for most files the
+    second, slow parse of the workbook is skipped.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._needed = has_uncached_formulas(path)
+        self._book: Any = None
+
+    def at(self, sheet: str, row: int, column: int) -> object:
+        if not self._needed:
+            return None
+        if self._book is None:
+            self._book = _load(self._path, data_only=False)
+        return self._book[sheet].cell(row=row, column=column).value
+
+
+def _grid(values: Any, formulas: _Formulas) -> _Grid:
     rows: dict[int, dict[int, str]] = {}
     text_only: dict[int, bool] = {}
     merges: dict[int, list[tuple[int, int]]] = {}
@@ -74,7 +113,7 @@ def _grid(values: Any, formulas: Any) -> _Grid:
                 continue
             raw = cell.value
             if raw is None:
-                formula = formulas.cell(row=cell.row, column=cell.column).value
+                formula = formulas.at(values.title, cell.row, cell.column)
                 raw = formula if isinstance(formula, str) and formula.startswith("=") else None
             if raw is None:
                 continue
@@ -143,10 +182,10 @@ def _sheet_drafts(name: str, grid: _Grid, options: IngestOptions) -> list[Draft]
 def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
     values = _load(path, data_only=True)
-    formulas = _load(path, data_only=False)
+    formulas = _Formulas(path)
     drafts: list[Draft] = []
     for sheet in values.worksheets:
         if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
             continue
-        drafts.extend(_sheet_drafts(sheet.title, _grid(sheet, formulas[sheet.title]), options))
+        drafts.extend(_sheet_drafts(sheet.title, _grid(sheet, formulas), options))
     return finish(doc_id, "xlsx", drafts, options)
