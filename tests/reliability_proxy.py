@@ -2,7 +2,7 @@
 
 It forwards every request unchanged to the engine, and can be told to answer
 the first N requests with an error status (429 / 503), to drop every
-connection (``down``: the cluster went away) or to serve TLS with a given
+connection (``down``: the cluster went away), to stall requests (timeouts) or to serve TLS with a given
 certificate. Nothing is mocked: the client talks real HTTP to it and it
 talks real HTTP to the engine.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,12 +34,22 @@ class ProxyState:
         self.failed: list[str] = []
         self.headers_seen: list[dict[str, str]] = []  # lower-case names
         self.down = False  # True: drop every connection without an answer, like a lost cluster
+        self.stall_next = 0  # the next N requests wait ``stall_s`` before being forwarded (timeouts)
+        self.stall_s = 0.0
         self.lock = threading.Lock()
 
-    def should_fail(self, line: str, headers: dict[str, str]) -> bool:
+    def arrive(self, line: str, headers: dict[str, str]) -> bool:
+        """Record a request; True if it is to be stalled."""
         with self.lock:
             self.requests.append(line)
             self.headers_seen.append(headers)
+            if self.stall_next > 0:
+                self.stall_next -= 1
+                return True
+            return False
+
+    def should_fail(self, line: str) -> bool:
+        with self.lock:
             if len(self.failed) < self.fail_first:
                 self.failed.append(line)
                 return True
@@ -60,7 +71,10 @@ def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length) if length else None
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
             seen = {k.lower(): v for k, v in self.headers.items()}
-            if state.should_fail(f"{self.command} {self.path}", seen):
+            line = f"{self.command} {self.path}"
+            if state.arrive(line, seen):
+                time.sleep(state.stall_s)
+            if state.should_fail(line):
                 payload = b'{"error":{"type":"es_rejected_execution_exception","reason":"busy"},"status":429}'
                 self.send_response(state.fail_status)
                 self.send_header("Content-Type", "application/json")
@@ -89,6 +103,13 @@ def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
     return Forward
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (timeout test) or a proxy shutting down is expected here."""
+
+
 @contextmanager
 def forwarding_proxy(
     upstream: str,
@@ -99,8 +120,7 @@ def forwarding_proxy(
 ) -> Iterator[tuple[str, ProxyState]]:
     """Serve on a free loopback port; yields the proxy URL and its state."""
     state = ProxyState(upstream, fail_first, fail_status)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
+    server = _QuietServer(("127.0.0.1", 0), _handler(state))
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

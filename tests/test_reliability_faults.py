@@ -87,6 +87,19 @@ def test_persistent_429_gives_up_after_capped_retries_with_one_clear_line(store:
     assert "\n" not in error.value.one_line() and url in error.value.one_line()
 
 
+def test_timeouts_are_retried_and_the_request_succeeds(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    assert store.settings.url is not None
+    with forwarding_proxy(store.settings.url) as (url, wire):
+        settings = store.settings.model_copy(update={"url": url, "request_timeout": 0.5})
+        proxied = connect(url, settings, shown_url=url)
+        before = len(wire.requests)
+        wire.stall_s, wire.stall_next = 1.5, 1  # the next request outlives the 0.5 s timeout
+        result = retrieve(proxied, "scaffold hire", BubbleConfig())
+        assert result.candidates
+        assert len(wire.requests) - before == 2  # the timed-out try, then the retry
+
+
 def test_bulk_items_that_still_fail_are_reported_one_by_one(store: Store) -> None:
     index_chunks(store, QUOTE_JOB[:2])
     fresh = make_chunk("new", 0, "a brand new chunk")
@@ -241,8 +254,10 @@ def test_engine_killed_mid_run_every_trace_arrives_after_flush_exactly_once(
     try:
         init_indices(back)
         spool_copy = {p.name: p.read_bytes() for p in spool_dir(isolated_home).glob("*.jsonl")}
-        first = flush_spool(back)
-        assert (first.written, first.remaining) == (batch.spooled, 0)
+        flushed = run("--url", engine_url, "--prefix", prefix, "traces", "flush", "--json")
+        assert flushed.exit_code == 0, flushed.stderr
+        first = json.loads(flushed.stdout)
+        assert (first["written"], first["remaining"]) == (batch.spooled, 0)
         assert not list(spool_dir(isolated_home).glob("*.jsonl"))
         # A crash between writing and deleting the spool replays it again: still exactly once.
         for name, content in spool_copy.items():

@@ -200,11 +200,21 @@ def test_bad_files_fail_one_line_each_and_the_good_one_is_ingested(
     assert reason.lower() in text.lower()
 
 
-def test_huge_file_is_ingested_or_refused_in_one_line(flags: list[str], tmp_path: Path) -> None:
+def test_huge_file_is_ingested_into_bounded_chunks(store: Store, flags: list[str], tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
-    huge.write_text(("Scaffold tube and fitting, twelve weeks hire. " * 20 + "\n\n") * 3000, encoding="utf-8")
+    paragraph = "Scaffold tube and fitting, twelve weeks hire, item {n}. " * 20
+    huge.write_text("\n\n".join(paragraph.format(n=n) for n in range(3000)), encoding="utf-8")  # ~3 MB
     result = run(*flags, "ingest", str(huge), "--json")
+    assert result.exit_code == 0, result.stderr
     assert "Traceback" not in result.output
-    assert result.exit_code in (0, 1)
-    payload = json.loads(result.stdout)
-    assert payload
+    stored = store.client.search(
+        index=store.names.chunks, query={"term": {"doc_id": "huge.txt"}}, size=0, track_total_hits=True
+    ).body["hits"]["total"]["value"]
+    assert stored >= 100  # split into many chunks, not one giant one
+    biggest = store.client.search(
+        index=store.names.chunks,
+        query={"term": {"doc_id": "huge.txt"}},
+        size=1,
+        sort=[{"token_count": "desc"}],
+    ).body["hits"]["hits"][0]["_source"]["token_count"]
+    assert biggest < 2000

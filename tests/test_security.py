@@ -135,6 +135,20 @@ def test_cli_redact_query_flag(store: Store) -> None:
     assert "Jane" not in _dump_indices(store)
 
 
+@pytest.mark.integration
+def test_cli_rebubble_redact_query_flag(store: Store, tmp_path: Path) -> None:
+    index_chunks(store, QUOTE_JOB)
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "a", "query": "scaffold for Jane Roe"}\n{"id": "b", "query": "roof Roe"}\n')
+    assert store.settings.url is not None
+    flags = ["--url", store.settings.url, "--prefix", store.names.prefix]
+    result = run(*flags, "rebubble", str(queries), "--redact-query", "--json")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert [r["query"] for r in payload["runs"]] == [None, None]
+    assert "Roe" not in _dump_indices(store)
+
+
 # --- TLS --------------------------------------------------------------------------------------
 
 
