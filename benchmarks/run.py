@@ -144,16 +144,14 @@ def measure(plan: Plan, url: str | None) -> dict[str, object]:
                 ingest_paths(store, [SAMPLE / name for name in bench_core.SAMPLE_FILES], options)
                 search = bench_engine.search_samples(store, queries, config, rounds=plan.search_rounds)
                 results["search_ms_p50_k200"] = bench_engine.p50(search)
-                end_to_end, writes = bench_engine.bubble_samples(
-                    store, queries, config, rounds=plan.bubble_rounds
-                )
-                results["bubble_ms_p50"] = bench_engine.p50(end_to_end)
-                results["trace_write_ms_p50"] = bench_engine.p50(writes)
-                results["trace_write_blocking_ms_p50"] = results["trace_write_ms_p50"]
+                runs = bench_engine.bubble_samples(store, queries, config, rounds=plan.bubble_rounds)
+                results["bubble_ms_p50"] = bench_engine.p50(runs["end_to_end"])
+                results["trace_write_ms_p50"] = bench_engine.p50(runs["write"])
+                results["trace_write_blocking_ms_p50"] = bench_engine.p50(runs["blocking"])
+                results["trace_write_background_drain_ms"] = bench_engine.p50(runs["drain"])
                 batch = bench_engine.batch_cases(cases, plan.batch_size)
-                sequential, batched = bench_engine.rebubble_qps(store, batch, config, workers=plan.workers)
-                results["rebubble_qps_sequential"] = round(sequential, 2)
-                results["rebubble_qps_batched"] = round(batched, 2)
+                rates = bench_engine.rebubble_qps(store, batch, config, workers=plan.workers)
+                results.update({key: round(value, 3) for key, value in rates.items()})
                 workbook = Path(temp) / "quote_job_replicated.xlsx"
                 results["ingest_workbook_rows"] = bench_engine.replicate_workbook(
                     SAMPLE / "quote_job.xlsx", workbook, plan.workbook_rows
