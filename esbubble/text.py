@@ -23,8 +23,15 @@ DEFAULT_STOP_WORDS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+# For ASCII text NFKC changes nothing and a token is a run of [a-z0-9]: mapping every other
+# ASCII character to a space and splitting gives the same tokens about three times faster.
+_ASCII_SEPARATORS = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+
+
 def tokenize(text: str) -> list[str]:
     """Every normalised token of ``text``, in order, duplicates kept."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_SEPARATORS).split()
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
 
 
