@@ -88,6 +88,23 @@ class Settings(BaseModel):
             raise ValueError("expected http(s)://host[:port]")
         return value
 
+    @field_validator("ssl_assert_fingerprint")
+    @classmethod
+    def _hex_fingerprint(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        digits = value.strip().replace(":", "").lower()
+        if len(digits) not in (32, 40, 64) or any(ch not in "0123456789abcdef" for ch in digits):
+            raise ValueError("expected the certificate's SHA-256 fingerprint: 64 hex digits, colons allowed")
+        return digits
+
+    @field_validator("ca_certs")
+    @classmethod
+    def _existing_ca_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.expanduser().is_file():
+            raise ValueError("CA certificate file not found")
+        return value.expanduser() if value is not None else None
+
     @field_validator("prefix")
     @classmethod
     def _valid_prefix(cls, value: str) -> str:

@@ -90,14 +90,15 @@ def test_api_key_and_password_never_reach_any_artefact_of_a_run(
     dead = make_client("http://127.0.0.1:9", api_key=API_KEY, max_retries=0)
     store = Store(dead, bare_store.names, bare_store.engine, "http://127.0.0.1:9", dead_settings)
     index_chunks(bare_store, QUOTE_JOB)
-    result = run_bubble(bare_store, "scaffold hire", BubbleConfig(), writer=TraceWriter.for_store(store))
+    with pytest.warns(AuditWarning) as spool_warnings:
+        result = run_bubble(bare_store, "scaffold hire", BubbleConfig(), writer=TraceWriter.for_store(store))
     assert result.write_result.spooled > 0
     assert all(r.exit_code == 0 for r in results[:4]), [r.stderr for r in results]
     artefacts = {
         "stdout/stderr": "\n".join(r.stdout + r.stderr for r in results),
         "home (spool, engine logs, snapshots)": _files_text(isolated_home),
         "traces and manifests": _dump_indices(bare_store),
-        "logs": caplog.text,
+        "logs and warnings": caplog.text + "\n".join(str(w.message) for w in spool_warnings),
         "settings repr": repr(dead_settings) + str(dead_settings.model_dump()),
     }
     for where, text in artefacts.items():
@@ -346,3 +347,24 @@ def test_retrieved_injection_strings_cannot_take_over_the_prompt(store: Store) -
     assert "<|" not in user and "[INST]" not in user
     assert not re.search(r"^\s*(system|assistant)\s*:", user, re.I | re.M)
     assert re.findall(r"\[Source (\d+)\]", user) == [str(n) for n in range(1, sources + 1)]
+
+
+@pytest.mark.parametrize("pin", ["xyz", "ab" * 31, "zz" * 32])
+def test_malformed_fingerprint_is_a_one_line_config_error(pin: str) -> None:
+    result = run("--ssl-assert-fingerprint", pin, "--url", "https://127.0.0.1:9", "init")
+    assert result.exit_code == 1
+    assert "invalid value for 'ssl_assert_fingerprint'" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_fingerprint_with_colons_as_openssl_prints_it_is_accepted(tmp_path: Path) -> None:
+    pin = ":".join(["AB"] * 32)
+    assert (
+        load_settings(ssl_assert_fingerprint=pin, env={}, home=tmp_path).ssl_assert_fingerprint == "ab" * 32
+    )
+
+
+def test_missing_ca_file_is_a_one_line_config_error(tmp_path: Path) -> None:
+    result = run("--ca-certs", str(tmp_path / "missing.pem"), "--url", "https://127.0.0.1:9", "init")
+    assert result.exit_code == 1
+    assert "CA certificate file not found" in result.stderr and "missing.pem" in result.stderr
