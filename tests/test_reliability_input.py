@@ -218,3 +218,17 @@ def test_huge_file_is_ingested_into_bounded_chunks(store: Store, flags: list[str
         sort=[{"token_count": "desc"}],
     ).body["hits"]["hits"][0]["_source"]["token_count"]
     assert biggest < 2000
+
+
+def test_unusable_home_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    monkeypatch.setenv("ESBUBBLE_HOME", str(blocker / "home"))
+    line = _one_error_line(run("init"), 1)
+    assert "set ESBUBBLE_HOME to a writable directory" in line
+
+
+def test_ingest_of_a_missing_path_says_not_found(flags: list[str], tmp_path: Path) -> None:
+    result = run(*flags, "ingest", str(tmp_path / "gone"))
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'gone'}: file not found" in result.stderr

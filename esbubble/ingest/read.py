@@ -48,18 +48,18 @@ def read_document(path: str | Path, options: IngestOptions, *, doc_id: str) -> l
 
 def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """``read_document`` without the file name in the error (the caller reports it)."""
-    reader = READERS.get(file.suffix.lower())
-    if reader is None:
-        raise IngestError(
-            f"unsupported file type {file.suffix or '(none)'!r}",
-            hint=f"supported: {', '.join(sorted(READERS))}",
-        )
     try:
         size = file.stat().st_size
     except FileNotFoundError:
         raise IngestError("file not found") from None
     except OSError as error:
         raise IngestError(f"cannot read file: {error.strerror}") from None
+    reader = READERS.get(file.suffix.lower())
+    if reader is None:
+        raise IngestError(
+            f"unsupported file type {file.suffix or '(none)'!r}",
+            hint=f"supported: {', '.join(sorted(READERS))}",
+        )
     if not file.is_file():
         raise IngestError("not a regular file")
     if size == 0:

@@ -40,7 +40,7 @@ from elasticsearch import Elasticsearch
 from elasticsearch.helpers import scan
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.errors import EngineError
+from esbubble.errors import ConfigError, EngineError
 from esbubble.settings import Settings
 from esbubble.store.client import make_client
 
@@ -139,8 +139,15 @@ def stop_process(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
 def _engine_lock(home: Path) -> Iterator[None]:
     """Exclusive lock on ``engine/engine.lock``: one ephemeral engine (or daemon start/stop) at a time."""
     directory = engine_dir(home)
-    directory.mkdir(parents=True, exist_ok=True)
-    with (directory / "engine.lock").open("a") as handle:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock_file = (directory / "engine.lock").open("a")
+    except OSError as error:
+        raise ConfigError(
+            f"cannot use {directory} for the embedded engine: {error.strerror}",
+            hint="set ESBUBBLE_HOME to a writable directory",
+        ) from None
+    with lock_file as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -365,7 +372,7 @@ def daemon_status(settings: Settings) -> DaemonStatus:
         record = json.loads(file.read_text(encoding="utf-8"))
         pid, url = int(record["pid"]), str(record["url"])
         started_at = datetime.fromisoformat(record["started_at"])
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return DaemonStatus(running=False, snapshot=snapshot)
     except (ValueError, KeyError, TypeError):
         file.unlink(missing_ok=True)
