@@ -16,6 +16,7 @@ from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
 from esbubble.score import resolve_theta, score_candidates
 from esbubble.select import Decision, query_hash, select, trace_record
+from esbubble.text import check_query_text
 from esbubble.variants import VARIANTS
 
 
@@ -57,6 +58,7 @@ def build_bubble(
     redact_query: bool = False,
 ) -> Bubble:
     """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's."""
+    check_query_text(query)
     _check_unique(candidates)
     chosen: Variant = variant or config.bubble.variant
     switches = VARIANTS[chosen]

@@ -10,6 +10,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from esbubble.errors import InputError
+
 _TOKEN = re.compile(r"[^\W_]+")
 
 # A small English list: articles, prepositions, pronouns and auxiliaries that
@@ -49,3 +51,16 @@ def word_set(text: str, stop_words: Iterable[str] = DEFAULT_STOP_WORDS) -> froze
     """``words(x)``: the set of distinct non-stop-word tokens of ``text``."""
     stops = frozenset(stop_words)
     return frozenset(t for t in tokenize(text) if t not in stops)
+
+
+def check_query_text(query: str) -> str:
+    """Reject a query that is not encodable text (lone surrogates, e.g. undecodable bytes on a command
+    line), before it reaches hashing or the JSON encoder; raises ``InputError``."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InputError(
+            f"the query is not valid text (undecodable character at position {error.start})",
+            hint="pass the query as UTF-8 text",
+        ) from None
+    return query

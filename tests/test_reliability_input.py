@@ -232,3 +232,9 @@ def test_ingest_of_a_missing_path_says_not_found(flags: list[str], tmp_path: Pat
     result = run(*flags, "ingest", str(tmp_path / "gone"))
     assert result.exit_code == 1
     assert f"{tmp_path / 'gone'}: file not found" in result.stderr
+
+
+def test_undecodable_query_bytes_are_a_user_error(flags: list[str]) -> None:
+    """Undecodable bytes on a command line arrive as lone surrogates (surrogateescape)."""
+    line = _one_error_line(run(*flags, "bubble", "scaffold \udcff"), 1)
+    assert "the query is not valid text" in line

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.models import Chunk
+from esbubble.text import check_query_text
 
 SOURCE_FIELDS: list[str] = list(Chunk.model_fields)
 
@@ -61,7 +62,7 @@ def build_retrieval_query(
     query: str, config: BubbleConfig, filters: RetrievalFilters | None = None
 ) -> dict[str, Any]:
     """The exact search body for ``query``: ``candidate_k`` hits with the chunk fields the core needs."""
-    if not query.strip():
+    if not check_query_text(query).strip():
         raise InputError("the query is empty", hint="give a question or keywords to search for")
     sections = config.priors.sections
     keywords = config.priors.keywords
