@@ -13,6 +13,7 @@ import math
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,9 @@ from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, load_profile, parse_config
 from esbubble.errors import EsbubbleError
 from esbubble.models import Candidate, Chunk
+from esbubble.runner import run_bubble
+from esbubble.store.chunks import index_chunks
+from esbubble.store.connection import Store
 from esbubble.store.query import build_retrieval_query
 from esbubble.tokens import count_tokens
 from esbubble.variants import VARIANTS
@@ -235,3 +239,32 @@ def test_bubble_invariants_hold_for_every_valid_config(
         }
     )
     _check_invariants(config, candidates, query)
+
+
+@pytest.mark.integration
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=ANY_QUERIES | st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=300))
+def test_run_bubble_on_the_engine_raises_only_esbubble_errors(fuzz_store: Store, query: str) -> None:
+    """Whatever the query, a run ends in a traced bubble or one ``EsbubbleError`` line (real engine)."""
+    try:
+        result = run_bubble(fuzz_store, query, BubbleConfig())
+    except EsbubbleError as error:
+        assert "\n" not in error.one_line()
+        return
+    bubble = result.bubble
+    assert bubble.tokens_used <= bubble.budget
+    assert len(bubble.trace) == result.manifest.totals.candidates
+    assert result.write_result.written == len(bubble.trace) + 1
+
+
+@pytest.fixture
+def fuzz_store(store: Store) -> Store:
+    chunks = [
+        _chunk(n, " ".join(WORDS[n % len(WORDS) :] + WORDS[: n % 5]), SECTIONS[n % 5]) for n in range(30)
+    ]
+    index_chunks(store, chunks)
+    return store

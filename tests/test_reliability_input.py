@@ -238,3 +238,14 @@ def test_undecodable_query_bytes_are_a_user_error(flags: list[str]) -> None:
     """Undecodable bytes on a command line arrive as lone surrogates (surrogateescape)."""
     line = _one_error_line(run(*flags, "bubble", "scaffold \udcff"), 1)
     assert "the query is not valid text" in line
+
+
+def test_a_query_matching_nothing_stores_its_manifest_without_spooling(
+    store: Store, flags: list[str], isolated_home: Path
+) -> None:
+    result = run(*flags, "bubble", "zyxwvut qwerty", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "esbubble: warning: the bubble is empty: no chunk matched the query" in result.stderr
+    manifest, records = read_run(store, json.loads(result.stdout)["run_id"])
+    assert records == [] and manifest.totals.candidates == 0
+    assert not list((isolated_home / "spool").glob("*.jsonl"))

@@ -98,6 +98,14 @@ def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int
     return written, [action for action in actions if action["_id"] in failed_ids]
 
 
+def _refresh(client: Elasticsearch, names: IndexNames) -> None:
+    """Make written audit records searchable. A run with no candidates writes only its manifest, so
+    the traces alias may not exist yet: that is not a failure."""
+    client.indices.refresh(
+        index=f"{names.traces},{names.runs}", ignore_unavailable=True, allow_no_indices=True
+    )
+
+
 def _write_lines(path: Path, actions: Iterable[dict[str, Any]]) -> None:
     """Replace ``path`` atomically with one JSON line per action."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
@@ -145,7 +153,7 @@ class TraceWriter:
         try:
             written, failed = _bulk(self._client, actions)
             if written:
-                self._client.indices.refresh(index=f"{self._names.traces},{self._names.runs}")
+                _refresh(self._client, self._names)
         except (ApiError, TransportError) as problem:
             error = _reason(problem)
             written, failed = 0, actions
@@ -277,7 +285,7 @@ class BackgroundTraceWriter(TraceWriter):
         try:
             written, failed = _bulk(self._client, actions)
             if written:
-                self._client.indices.refresh(index=f"{self._names.traces},{self._names.runs}")
+                _refresh(self._client, self._names)
         except (ApiError, TransportError) as problem:
             error = _reason(problem)
             written, failed = 0, actions
@@ -342,7 +350,7 @@ def flush_spool(store: Store) -> FlushResult:
         else:
             path.unlink()
     if written:
-        store.client.indices.refresh(index=f"{store.names.traces},{store.names.runs}")
+        _refresh(store.client, store.names)
     return FlushResult(written=written, remaining=remaining, files=files)
 
 
