@@ -21,7 +21,7 @@ from esbubble.queryset import QueryCase
 from esbubble.rebubble import new_batch_id, run_batch
 from esbubble.runner import run_bubble
 from esbubble.settings import Settings
-from esbubble.store.audit import BackgroundTraceWriter, TraceWriter
+from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
 from esbubble.store.names import IndexNames
@@ -141,6 +141,41 @@ def rebubble_qps(
         "rebubble_qps_batched": len(cases) / batched_s,
         "rebubble_batched_compute_s": computed_s,
         "rebubble_batched_drain_s": batched_s - computed_s,
+    }
+
+
+class CountingWriter(TraceWriter):
+    """Diagnostics only: counts records instead of writing them, to show the cost without the audit."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store.client, store.names, store.settings.home)
+        self.records = 0
+
+    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+        self.records += len(records) + 1
+        return WriteResult(written=0)
+
+
+def rebubble_qps_without_audit(
+    store: Store, cases: Sequence[QueryCase], config: BubbleConfig, *, workers: int
+) -> dict[str, float]:
+    """The same two ways without the trace write: what retrieval batching and threads buy alone."""
+    sequential = CountingWriter(store)
+    started = time.perf_counter()
+    for case in cases:
+        run_bubble(store, case.query, config, writer=sequential)
+    sequential_s = time.perf_counter() - started
+    batched = CountingWriter(store)
+    now = datetime.now(UTC)
+    started = time.perf_counter()
+    run_batch(store, cases, config, batch_id=new_batch_id(now), now=now, workers=workers, writer=batched)
+    batched_s = time.perf_counter() - started
+    if sequential.records != batched.records:
+        raise RuntimeError("the two ways built a different number of trace records")
+    return {
+        "rebubble_qps_sequential_without_audit": len(cases) / sequential_s,
+        "rebubble_qps_batched_without_audit": len(cases) / batched_s,
+        "rebubble_trace_records": float(batched.records),
     }
 
 

@@ -151,6 +151,9 @@ def measure(plan: Plan, url: str | None) -> dict[str, object]:
                 results["trace_write_background_drain_ms"] = bench_engine.p50(runs["drain"])
                 batch = bench_engine.batch_cases(cases, plan.batch_size)
                 rates = bench_engine.rebubble_qps(store, batch, config, workers=plan.workers)
+                rates.update(
+                    bench_engine.rebubble_qps_without_audit(store, batch, config, workers=plan.workers)
+                )
                 results.update({key: round(value, 3) for key, value in rates.items()})
                 workbook = Path(temp) / "quote_job_replicated.xlsx"
                 results["ingest_workbook_rows"] = bench_engine.replicate_workbook(
