@@ -326,8 +326,9 @@ def run_batch(
     audit = writer or TraceWriter.for_store(store)
     todo = [case for case in cases if case.id not in skip]
     if not todo:
+        skipped = [case.id for case in cases]
         return BatchResult(
-            batch_id=batch_id, case_ids=[], runs=[], written=0, spooled=0, lost=0, skipped=list(skip)
+            batch_id=batch_id, case_ids=[], runs=[], written=0, spooled=0, lost=0, skipped=skipped
         )
     doc_count = count_chunks(store)
     failures: dict[str, FailedQuery] = {}

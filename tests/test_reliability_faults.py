@@ -192,6 +192,14 @@ def test_cluster_lost_mid_batch_then_resume_finishes_without_redoing(sample_stor
     assert len({r.trace_id for r in records}) == len(records)
     for manifest in manifests:
         assert sum(1 for r in records if r.run_id == manifest.run_id) == manifest.totals.candidates
+    again = run(
+        "--url", store.settings.url, "--prefix", store.names.prefix,
+        "rebubble", str(SAMPLE / "queries.jsonl"), "--profile", str(SAMPLE / "profile.toml"),
+        "--resume", "batch-cut", "--json",
+    )  # fmt: skip
+    assert again.exit_code == 0, again.stderr
+    finished = json.loads(again.stdout)
+    assert finished["runs"] == [] and finished["skipped"] == [c.id for c in cases]
 
 
 def test_resume_with_another_profile_is_refused(sample_store: Store) -> None:
