@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from esbubble.errors import InputError, NotFoundError
 
@@ -29,6 +29,17 @@ class QueryCase(BaseModel):
     query: str = Field(min_length=1)
     category: str | None = Field(default=None, description=f"e.g. one of {', '.join(CATEGORIES)}")
     gold: list[str] = Field(default_factory=list)
+
+    @field_validator("query")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("not valid text (a lone surrogate escape such as \\ud800)") from None
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
 
 
 class QuerySet(BaseModel):

@@ -249,3 +249,18 @@ def test_a_query_matching_nothing_stores_its_manifest_without_spooling(
     manifest, records = read_run(store, json.loads(result.stdout)["run_id"])
     assert records == [] and manifest.totals.candidates == 0
     assert not list((isolated_home / "spool").glob("*.jsonl"))
+
+
+def test_query_set_lines_with_blank_or_undecodable_queries_are_reported(
+    flags: list[str], tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        '{"id": "a", "query": "scaffold"}\n{"id": "b", "query": "\\ud800"}\n{"id": "c", "query": "   "}\n',
+        encoding="utf-8",
+    )
+    result = run(*flags, "rebubble", str(queries), "--json")
+    assert result.exit_code == 1
+    assert f"{queries}:line 2: invalid 'query'" in result.stderr
+    assert f"{queries}:line 3: invalid 'query'" in result.stderr
+    assert [r["run_id"].rsplit(".", 1)[1] for r in json.loads(result.stdout)["runs"]] == ["a"]
