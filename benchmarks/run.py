@@ -181,7 +181,10 @@ def table(results: dict[str, object], checks: list[Target]) -> str:
     lines.append(f"{'engine':<34} {results['engine']!s:>14}")
     info = results["machine"]
     assert isinstance(info, dict)
-    lines.append(f"machine: {info['cores']} cores, {info['cpu_model']}, load {info['load_avg_1m']}")
+    lines.append(
+        f"machine: {info['cores']} cores, {info['cpu_model']}, "
+        f"load {info.get('load_avg_1m_at_start')} at start, {info['load_avg_1m']} at end"
+    )
     lines.append("")
     for check in checks:
         shown = "n/a" if check.value is None else f"{check.value:g}"
@@ -199,9 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=None, help="a real cluster (default: the embedded engine)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    load_at_start = round(os.getloadavg()[0], 2)
     os.environ.pop("ESBUBBLE_HOME", None)
     results = measure(QUICK if args.quick else FULL, args.url)
     checks = targets(results)
+    info = results["machine"]
+    assert isinstance(info, dict)
+    info["load_avg_1m_at_start"] = load_at_start
     results["targets"] = {check.name: check.passed for check in checks}
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["command"] = " ".join(
