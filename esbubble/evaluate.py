@@ -277,9 +277,10 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
         Table(title="Table 1b — token-matched (budget = tokens full used)", columns=header,
               rows=variant_rows(evaluation.table1b)),
         Table(
+            # One row per section: a corpus has more sections than there are variants.
             title="Table 2 — tokens per section (mean per query)",
-            columns=["variant", *sections],
-            rows=[[v, *(_num(evaluation.table2[v].get(s, 0.0)) for s in sections)] for v in variants],
+            columns=["section", *variants],
+            rows=[[s, *(_num(evaluation.table2[v].get(s, 0.0)) for v in variants)] for s in sections],
         ),
         Table(
             title="Table 7 — rejection reasons (share of rejected candidates)",

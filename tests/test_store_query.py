@@ -31,7 +31,12 @@ def test_exact_body_with_priors_and_filters() -> None:
                     "bool": {
                         "should": [
                             {"match": {"text": {"query": "scaffold hire"}}},
-                            {"constant_score": {"filter": {"terms": {"section": ["Access", "Scaffolding"]}}}},
+                            {
+                                "constant_score": {
+                                    "filter": {"terms": {"section": ["Access", "Scaffolding"]}},
+                                    "boost": 0.001,
+                                }
+                            },
                         ],
                         "minimum_should_match": 1,
                         "filter": [{"terms": {"doc_id": ["a", "b"]}}, {"terms": {"bucket": ["Scaffolding"]}}],

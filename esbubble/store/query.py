@@ -4,7 +4,9 @@ Why this shape (DESIGN.md, Elasticsearch side):
 
 - ``should`` holds the BM25 ``match`` on ``text`` and a ``constant_score`` over
   the sections with a positive prior, with ``minimum_should_match: 1`` — so a
-  chunk of a prioritised section with tf = 0 is still a candidate.
+  chunk of a prioritised section with tf = 0 is still a candidate. Its constant
+  score is tiny (``PRIOR_ONLY_SCORE``), so such chunks rank after every lexical
+  match and fill the remaining places of the ``candidate_k`` list.
 - Priors become ``filter`` + ``weight`` functions multiplied into the score.
   Elasticsearch rejects negative scores, so a prior ``p`` becomes the weight
   ``1 + p`` when positive and ``1 / (1 + |p|)`` when negative: penalised
@@ -27,6 +29,12 @@ from esbubble.models import Chunk
 from esbubble.text import check_query_text
 
 SOURCE_FIELDS: list[str] = list(Chunk.model_fields)
+
+# The score of a prioritised-section chunk that matches no query term, before its prior weight.
+# Far below any BM25 match, so such chunks fill the candidate list after the lexical matches
+# instead of crowding them out: with a boost of 1, every chunk of a +6 section (weight 7)
+# outranked a real match in a penalised one, and the candidate list held only boosted sections.
+PRIOR_ONLY_SCORE = 0.001
 
 
 class RetrievalFilters(BaseModel):
@@ -69,7 +77,9 @@ def build_retrieval_query(
     should: list[dict[str, Any]] = [{"match": {"text": {"query": query}}}]
     boosted = sorted(s for s, p in sections.items() if p > 0)
     if boosted:
-        should.append({"constant_score": {"filter": {"terms": {"section": boosted}}}})
+        should.append(
+            {"constant_score": {"filter": {"terms": {"section": boosted}}, "boost": PRIOR_ONLY_SCORE}}
+        )
     bool_query: dict[str, Any] = {"should": should, "minimum_should_match": 1}
     clauses = _filter_clauses(filters)
     if clauses:
