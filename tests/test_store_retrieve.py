@@ -32,6 +32,18 @@ def test_positive_prior_sections_return_tf_zero_chunks(store: Store) -> None:
     assert set(ids) == {"job:0004", "job:0007"}
 
 
+def test_prior_only_chunks_rank_after_every_lexical_match(store: Store) -> None:
+    """A strongly boosted section's tf = 0 chunks must not crowd a penalised section's match out of K."""
+    index_chunks(store, QUOTE_JOB)
+    config = parse_config(
+        {"priors": {"sections": {"Scaffolding": 6.0, "Terms": -2.5}}, "bubble": {"candidate_k": 4}}
+    )
+    ids = [c.chunk.chunk_id for c in retrieve(store, "warranty payment", config).candidates]
+    assert set(ids[:2]) == {"job:0005", "job:0006"}, "the two Terms matches come first"
+    assert set(ids[2:]) <= {"job:0000", "job:0001", "job:0002"}, "boosted tf = 0 chunks fill the rest"
+    assert len(ids) == 4
+
+
 def test_negative_prior_sinks_a_section_without_negative_scores(store: Store) -> None:
     index_chunks(store, QUOTE_JOB)
     plain = retrieve(store, "scaffold", parse_config({}))
