@@ -27,7 +27,9 @@ import bench_engine
 from bench_stats import machine, peak_rss_mb
 
 from esbubble.config import load_profile
+from esbubble.ingest import ingest_paths
 from esbubble.queryset import load_queries
+from esbubble.store.templates import init_indices
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "data" / "sample"
@@ -136,11 +138,7 @@ def measure(plan: Plan, url: str | None) -> dict[str, object]:
         with bench_engine.bench_store(url, home, prefix) as store:
             results["engine"] = f"{store.engine.name} {store.engine.version}"
             try:
-                from esbubble.store.templates import init_indices
-
                 init_indices(store)
-                from esbubble.ingest import ingest_paths
-
                 ingest_paths(store, [SAMPLE / name for name in bench_core.SAMPLE_FILES], options)
                 search = bench_engine.search_samples(store, queries, config, rounds=plan.search_rounds)
                 results["search_ms_p50_k200"] = bench_engine.p50(search)
