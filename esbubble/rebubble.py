@@ -10,7 +10,6 @@ left the bubble and how tokens and sections changed.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +20,9 @@ from elastic_transport import TransportError
 from elasticsearch import ApiError
 from pydantic import BaseModel, ConfigDict, Field
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
 from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
-from esbubble.manifest import build_manifest
 from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
 from esbubble.report import (
     DeltaPoint,
@@ -35,10 +32,11 @@ from esbubble.report import (
     pruning_funnel,
     section_allocation,
 )
+from esbubble.runner import record_run
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
-from esbubble.store.query import RetrievalFilters, redact_query_body
+from esbubble.store.query import RetrievalFilters
 from esbubble.store.retrieve import Retrieval, retrieve_many
 
 PAGE_SIZE = 1000
@@ -350,27 +348,17 @@ def run_batch(
     def work(part: Sequence[CaseLike]) -> list[tuple[RunSummary, WriteResult]]:
         done: list[tuple[RunSummary, WriteResult]] = []
         for case, retrieval in retrieved(part):
-            started = time.perf_counter()
-            bubble = build_bubble(
+            bubble, manifest = record_run(
+                store,
                 case.query,
-                retrieval.candidates,
+                retrieval,
                 config,
                 run_id=batch_run_id(batch_id, case.id),
-                now=now,
+                index_doc_count=doc_count,
+                timings_ms={"retrieve": retrieval.took_ms},
                 batch_id=batch_id,
                 variant=variant,
                 redact_query=redact_query,
-            )
-            bubble_ms = (time.perf_counter() - started) * 1000.0
-            body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
-            manifest = build_manifest(
-                bubble,
-                config,
-                index=store.names.chunks,
-                engine=store.engine,
-                request_body=body,
-                index_doc_count=doc_count,
-                timings_ms={"retrieve": retrieval.took_ms, "bubble": bubble_ms},
                 now=now,
             )
             done.append((summarise(manifest, bubble.trace), audit.write(manifest, bubble.trace)))

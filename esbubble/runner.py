@@ -20,7 +20,7 @@ from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters, redact_query_body
-from esbubble.store.retrieve import retrieve
+from esbubble.store.retrieve import Retrieval, retrieve
 
 
 class RunResult(BaseModel):
@@ -33,6 +33,48 @@ class RunResult(BaseModel):
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000.0, 3)
+
+
+def record_run(
+    store: Store,
+    query: str,
+    retrieval: Retrieval,
+    config: BubbleConfig,
+    *,
+    run_id: str,
+    index_doc_count: int | None,
+    timings_ms: dict[str, float],
+    batch_id: str | None = None,
+    variant: Variant | None = None,
+    redact_query: bool = False,
+    now: datetime | None = None,
+) -> tuple[Bubble, RunManifest]:
+    """The bubble for one retrieval and the manifest that records it (the bubble's time is added)."""
+    now = now or datetime.now(UTC)
+    stage = time.perf_counter()
+    bubble = build_bubble(
+        query,
+        retrieval.candidates,
+        config,
+        run_id=run_id,
+        now=now,
+        batch_id=batch_id,
+        variant=variant,
+        redact_query=redact_query,
+    )
+    timings = {**timings_ms, "bubble": _ms(stage)}
+    body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
+    manifest = build_manifest(
+        bubble,
+        config,
+        index=store.names.chunks,
+        engine=store.engine,
+        request_body=body,
+        index_doc_count=index_doc_count,
+        timings_ms=timings,
+        now=now,
+    )
+    return bubble, manifest
 
 
 def run_bubble(
@@ -50,33 +92,21 @@ def run_bubble(
     started = time.perf_counter()
     retrieval = retrieve(store, query, config, filters)
     timings = {"retrieve": _ms(started), "engine": round(retrieval.took_ms, 3)}
-    now = datetime.now(UTC)
     stage = time.perf_counter()
-    bubble = build_bubble(
+    doc_count = count_chunks(store)
+    timings["count"] = _ms(stage)
+    bubble, manifest = record_run(
+        store,
         query,
-        retrieval.candidates,
+        retrieval,
         config,
         run_id=str(uuid.uuid4()),
-        now=now,
+        index_doc_count=doc_count,
+        timings_ms=timings,
         batch_id=batch_id,
         variant=variant,
         redact_query=redact_query,
     )
-    timings["bubble"] = _ms(stage)
-    stage = time.perf_counter()
-    doc_count = count_chunks(store)
-    timings["count"] = _ms(stage)
-    timings["total"] = _ms(started)
-    body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
-    manifest = build_manifest(
-        bubble,
-        config,
-        index=store.names.chunks,
-        engine=store.engine,
-        request_body=body,
-        index_doc_count=doc_count,
-        timings_ms=timings,
-        now=now,
-    )
+    manifest = manifest.model_copy(update={"timings_ms": {**manifest.timings_ms, "total": _ms(started)}})
     audit = writer if writer is not None else TraceWriter.for_store(store)
     return RunResult(bubble=bubble, manifest=manifest, write_result=audit.write(manifest, bubble.trace))
