@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from factories import text_candidate
 
 from esbubble.config import PriorsConfig, parse_config
 from esbubble.models import Candidate, Chunk
@@ -18,19 +19,7 @@ from esbubble.text import query_terms, tokenize
 
 
 def _candidate(chunk_id: str, text: str, *, section: str = "S", tokens: int = 10) -> Candidate:
-    chunk = Chunk(
-        chunk_id=chunk_id,
-        doc_id="d",
-        source_type="text",
-        section=section,
-        bucket=section,
-        position=0,
-        token_count=tokens,
-        content_hash=chunk_id,
-        text=text,
-        compare_text=text,
-    )
-    return Candidate(chunk=chunk)
+    return text_candidate(chunk_id, section, text, tokens)
 
 
 def test_tf_counts_every_occurrence_of_each_distinct_query_term() -> None:

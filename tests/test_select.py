@@ -4,28 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from factories import text_candidate
+
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.models import Bubble, Candidate, Chunk
+from esbubble.models import Bubble, Candidate
 from esbubble.select import bucket_caps, resolve_shares, trace_id
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _candidate(chunk_id: str, section: str, text: str, tokens: int) -> Candidate:
-    chunk = Chunk(
-        chunk_id=chunk_id,
-        doc_id="d",
-        source_type="text",
-        section=section,
-        bucket=section,
-        position=0,
-        token_count=tokens,
-        content_hash=chunk_id,
-        text=text,
-        compare_text=text,
-    )
-    return Candidate(chunk=chunk)
+    return text_candidate(chunk_id, section, text, tokens)
 
 
 def _reasons(bubble: Bubble) -> dict[str, str]:

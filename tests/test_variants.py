@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from factories import text_candidate
 
 from esbubble.bubble import build_bubble
 from esbubble.config import parse_config
-from esbubble.models import Bubble, Candidate, Chunk, Variant
+from esbubble.models import Bubble, Candidate, Variant
 from esbubble.variants import VARIANTS, token_matched_config
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -28,19 +29,7 @@ CONFIG = parse_config(
 
 
 def _candidate(chunk_id: str, section: str, text: str, tokens: int = 20) -> Candidate:
-    chunk = Chunk(
-        chunk_id=chunk_id,
-        doc_id="d",
-        source_type="text",
-        section=section,
-        bucket=section,
-        position=0,
-        token_count=tokens,
-        content_hash=chunk_id,
-        text=text,
-        compare_text=text,
-    )
-    return Candidate(chunk=chunk)
+    return text_candidate(chunk_id, section, text, tokens)
 
 
 CANDIDATES = [
