@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import EsbubbleError, InputError, NotFoundError
 from esbubble.settings import Settings, load_settings
 from esbubble.store.connection import Store, open_store
+from esbubble.store.names import validate_index_name
 
 
 class EsbubbleGroup(click.Group):
@@ -71,10 +72,16 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 @contextlib.contextmanager
-def store_of(ctx: click.Context) -> Iterator[Store]:
-    """One store for the command, closed (and the embedded engine snapshotted) when it ends."""
-    with open_store(settings_of(ctx)) as store:
-        yield store
+def store_of(ctx: click.Context, *, index: str | None = None) -> Iterator[Store]:
+    """One store for the command, closed (and the embedded engine snapshotted) when it ends.
+
+    ``index`` (``--index``) reads and writes chunks in that index or alias instead of the prefix's.
+    """
+    settings = settings_of(ctx)
+    if index is not None:
+        validate_index_name(index)  # before an engine is started for nothing
+    with open_store(settings) as store:
+        yield replace(store, names=store.names.with_chunk_index(index))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
@@ -82,6 +89,9 @@ profile_option = click.option(
     "--profile", type=click.Path(dir_okay=False), help="Profile TOML (default: built-in defaults)."
 )
 budget_option = click.option("--budget", type=int, help="Token budget T_B (overrides the profile).")
+index_option = click.option(
+    "--index", help="Chunk index or alias to use instead of <prefix>-chunks (one name, no wildcards)."
+)
 redact_option = click.option(
     "--redact-query", is_flag=True, help="Store a SHA-256 hash of the query in traces, not its text."
 )
@@ -223,13 +233,20 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @profile_option
 @click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
+@index_option
 @json_option
 @click.pass_context
-def ingest(
-    ctx: click.Context, paths: tuple[str, ...], profile: str | None, doc_id: str | None, as_json: bool
+def ingest(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    profile: str | None,
+    doc_id: str | None,
+    index: str | None,
+    as_json: bool,
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
     from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
+    from esbubble.store.templates import ensure_chunk_index
 
     config = resolve_config(profile)
     options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
@@ -237,7 +254,9 @@ def ingest(
         raise InputError(
             "--doc-id needs exactly one file", hint="drop --doc-id to ingest folders or many files"
         )
-    with store_of(ctx) as store:
+    with store_of(ctx, index=index) as store:
+        if index is not None:
+            ensure_chunk_index(store)
         if doc_id is not None:
             chunks = read_document(paths[0], options, doc_id=doc_id)
             result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])
@@ -259,6 +278,7 @@ def ingest(
 @budget_option
 @click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@index_option
 @redact_option
 @json_option
 @click.pass_context
@@ -269,6 +289,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     budget: int | None,
     variant: str | None,
     delta: float | None,
+    index: str | None,
     redact_query: bool,
     as_json: bool,
 ) -> None:
@@ -278,7 +299,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
-    with store_of(ctx) as store:
+    with store_of(ctx, index=index) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
     render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
@@ -294,6 +315,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 @budget_option
 @click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@index_option
 @json_option
 @click.pass_context
 def assemble(  # noqa: PLR0917 - click passes one argument per option
@@ -303,6 +325,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     budget: int | None,
     variant: str | None,
     delta: float | None,
+    index: str | None,
     as_json: bool,
 ) -> None:
     """Build the bubble for QUERY, deliver it (repair/expand as the profile says) and print the prompt.
@@ -319,7 +342,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True
     config = parse_config(data, source="assemble")
-    with store_of(ctx) as store:
+    with store_of(ctx, index=index) as store:
         result = run_delivery(store, query, config)
     render.warn_write(result.write_result)
     prompt = result.delivery.prompt
@@ -375,6 +398,7 @@ def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> Non
 @click.option("--parent", is_flag=True, help="Also measure parent-section expansion.")
 @click.option("--repair", is_flag=True, help="Also measure fixed-budget gap repair.")
 @click.option("--assemble", "assemble_prompt", is_flag=True, help="Also measure the assembled prompt.")
+@index_option
 @json_option
 @click.pass_context
 def eval_command(  # noqa: PLR0917 - click passes one argument per option
@@ -386,6 +410,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     parent: bool,
     repair: bool,
     assemble_prompt: bool,
+    index: str | None,
     as_json: bool,
 ) -> None:
     """The paper's tables for every variant over a query set (JSONL or YAML).
@@ -405,7 +430,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     )
     cases = load_cases(queryset)
     now = datetime.now(UTC)
-    with store_of(ctx) as store:
+    with store_of(ctx, index=index) as store:
         evaluation = evaluate(store, cases, config, now=now)
         delivery = evaluate_delivery(store, cases, delivery_config, now=now) if delivery_config else None
     if as_json:

@@ -137,6 +137,23 @@ def test_ingest_missing_file_exits_1_naming_it(with_sample: list[str], tmp_path:
     assert "nope.xlsx" in result.stderr
 
 
+@pytest.mark.integration
+def test_index_flag_reads_and_writes_another_chunk_index(on_engine: list[str]) -> None:
+    prefix = on_engine[-1]
+    custom = f"{prefix}-custom"
+    assert run(*on_engine, "init").exit_code == 0
+    ingested = run(*on_engine, "ingest", str(SAMPLE / "site_memo.md"), "--index", custom, "--json")
+    assert ingested.exit_code == 0, ingested.output
+    assert json.loads(ingested.output)["added"] > 0
+    there = json.loads(run(*on_engine, "bubble", "groundwater basement", "--index", custom, "--json").stdout)
+    assert there["selected"] and {s["doc_id"] for s in there["selected"]} == {"site_memo.md"}
+    default = json.loads(run(*on_engine, "bubble", "groundwater basement", "--json").stdout)
+    assert default["candidates"] == 0, "the prefix's own chunk index was not written"
+    bad = run(*on_engine, "bubble", "groundwater", "--index", f"{prefix}-*")
+    assert bad.exit_code == 1
+    assert "invalid index name" in bad.stderr and "no wildcards" in bad.stderr
+
+
 def test_doc_id_needs_exactly_one_file() -> None:
     result = run("ingest", "a.md", "b.md", "--doc-id", "x")
     assert result.exit_code == 1

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict
 from esbubble.errors import ConfigError
 
 _PREFIX = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
+# One concrete index or alias: Elasticsearch's naming rules, and no wildcard, comma or
+# date-math that would let a single-index operation reach several indices.
+_INDEX = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,254}")
 CHUNKS_VERSION = 1
 
 
@@ -23,21 +26,39 @@ def validate_prefix(prefix: str) -> str:
     return prefix
 
 
+def validate_index_name(name: str) -> str:
+    """A user-given chunk index: one lowercase Elasticsearch name, never a pattern or a list."""
+    if not _INDEX.fullmatch(name) or name in {".", ".."}:
+        raise ConfigError(
+            f"invalid index name {name!r}",
+            hint="use one index or alias: lowercase letters, digits, '-', '_', '.', '+'; "
+            "no wildcards, commas or paths",
+        )
+    return name
+
+
 class IndexNames(BaseModel):
     """The names esbubble uses for one prefix: aliases to read, concrete indices to write."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     prefix: str
+    chunks_override: str | None = None
 
     @classmethod
     def for_prefix(cls, prefix: str) -> IndexNames:
         return cls(prefix=validate_prefix(prefix))
 
+    def with_chunk_index(self, index: str | None) -> IndexNames:
+        """These names with chunks read from and written to ``index`` (``--index``) instead of the alias."""
+        if index is None:
+            return self
+        return self.model_copy(update={"chunks_override": validate_index_name(index)})
+
     @property
     def chunks(self) -> str:
-        """The alias every chunk read and write goes through."""
-        return f"{self.prefix}-chunks"
+        """The alias (or ``--index``) every chunk read and write goes through."""
+        return self.chunks_override or f"{self.prefix}-chunks"
 
     @property
     def chunks_index(self) -> str:

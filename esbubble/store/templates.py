@@ -110,6 +110,29 @@ def _chunk_index(store: Store) -> InitStep:
     return InitStep(kind="index", name=names.chunks_index, status="created")
 
 
+def ensure_chunk_index(store: Store) -> InitStep:
+    """The chunk index in use (``--index``), created with esbubble's chunk settings and mappings if missing.
+
+    Without it, a first bulk write would auto-create the index with dynamic
+    mappings, on which retrieval's keyword filters and sort do not work.
+    """
+    name = store.names.chunks
+    try:
+        if store.client.indices.exists(index=name):
+            return InitStep(kind="index", name=name, status="unchanged")
+        prefix = store.names.prefix
+        store.client.indices.create(
+            index=name,
+            settings=load_template("component-settings", prefix)["template"]["settings"],
+            mappings=load_template("component-chunks-mappings", prefix)["template"]["mappings"],
+        )
+    except ApiError as error:
+        raise EngineError(
+            f"{store.display_url} refused to create the chunk index {name}: {error.message}"
+        ) from None
+    return InitStep(kind="index", name=name, status="created")
+
+
 def init_indices(store: Store) -> InitResult:
     """Install templates and the chunk index; running it twice changes nothing."""
     try:
