@@ -252,6 +252,18 @@ def test_index_prefix_rejects_wildcards_and_path_tricks(prefix: str, tmp_path: P
         IndexNames.for_prefix(prefix)
 
 
+@pytest.mark.parametrize("index", [*TRICKS, "<logs-{now/d}>", ".", ".."])
+def test_index_flag_rejects_patterns_lists_and_path_tricks(index: str) -> None:
+    with pytest.raises(ConfigError, match="invalid index name"):
+        IndexNames.for_prefix("esbubble").with_chunk_index(index)
+
+
+def test_index_flag_accepts_one_plain_name() -> None:
+    names = IndexNames.for_prefix("esbubble").with_chunk_index("quotes-2026.11")
+    assert names.chunks == "quotes-2026.11"
+    assert names.traces == "esbubble-traces", "traces stay with the prefix"
+
+
 @pytest.mark.parametrize("prefix", ["*", "../x"])
 def test_index_prefix_from_environment_is_validated_too(prefix: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
