@@ -106,6 +106,19 @@ def _refresh(client: Elasticsearch, names: IndexNames) -> None:
     )
 
 
+def _write_actions(
+    client: Elasticsearch, names: IndexNames, actions: Sequence[dict[str, Any]]
+) -> tuple[int, list[dict[str, Any]], str | None]:
+    """Bulk-write and refresh; how many were written, the actions that failed, and why all failed if so."""
+    try:
+        written, failed = _bulk(client, actions)
+        if written:
+            _refresh(client, names)
+    except (ApiError, TransportError) as problem:
+        return 0, list(actions), _reason(problem)
+    return written, failed, None
+
+
 def _write_lines(path: Path, actions: Iterable[dict[str, Any]]) -> None:
     """Replace ``path`` atomically with one JSON line per action."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
@@ -149,14 +162,7 @@ class TraceWriter:
     def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
         """Write to the cluster; never raises for audit failures (warns and spools instead)."""
         actions = self.actions(manifest, records)
-        error: str | None = None
-        try:
-            written, failed = _bulk(self._client, actions)
-            if written:
-                _refresh(self._client, self._names)
-        except (ApiError, TransportError) as problem:
-            error = _reason(problem)
-            written, failed = 0, actions
+        written, failed, error = _write_actions(self._client, self._names, actions)
         if not failed:
             return WriteResult(written=written)
         if error is None:
@@ -281,14 +287,7 @@ class BackgroundTraceWriter(TraceWriter):
     def _write_runs(self, runs: Sequence[_Run]) -> None:
         per_run = [(manifest.run_id, self.actions(manifest, records)) for manifest, records in runs]
         actions = [action for _, run_actions in per_run for action in run_actions]
-        error: str | None = None
-        try:
-            written, failed = _bulk(self._client, actions)
-            if written:
-                _refresh(self._client, self._names)
-        except (ApiError, TransportError) as problem:
-            error = _reason(problem)
-            written, failed = 0, actions
+        written, failed, error = _write_actions(self._client, self._names, actions)
         self._written += written
         failed_ids = {action["_id"] for action in failed}
         for run_id, run_actions in per_run:
