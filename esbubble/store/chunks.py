@@ -61,10 +61,10 @@ def _engine_error(store: Store, action: str, error: ApiError | TransportError) -
     return EngineError(f"{store.display_url} failed to {action}: {reason}")
 
 
-def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) -> BulkSummary:
-    """Run bulk actions with retries on 429; raise ``BulkError`` listing every failed item."""
-    created = updated = 0
-    failed: list[dict[str, object]] = []
+def _bulk_items(
+    store: Store, actions: Iterable[dict[str, Any]], *, what: str, raise_on_exception: bool
+) -> Iterator[tuple[bool, str, dict[str, Any]]]:
+    """``(ok, op, result)`` per bulk item, with one retry policy (429 backoff) for every bulk write."""
     try:
         for ok, item in streaming_bulk(
             store.client,
@@ -73,24 +73,32 @@ def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) ->
             max_retries=BULK_MAX_RETRIES,
             initial_backoff=INITIAL_BACKOFF_S,
             raise_on_error=False,
-            raise_on_exception=False,
+            raise_on_exception=raise_on_exception,
         ):
             op, result = next(iter(item.items()))
-            if not ok:
-                failed.append(
-                    {
-                        "op": op,
-                        "_id": result.get("_id"),
-                        "status": result.get("status"),
-                        "error": result.get("error"),
-                    }
-                )
-            elif result.get("result") == "created":
-                created += 1
-            else:
-                updated += 1
+            yield ok, op, result
     except (ApiError, TransportError) as error:
-        raise _engine_error(store, f"write {what}", error) from None
+        raise _engine_error(store, what, error) from None
+
+
+def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) -> BulkSummary:
+    """Run bulk actions with retries on 429; raise ``BulkError`` listing every failed item."""
+    created = updated = 0
+    failed: list[dict[str, object]] = []
+    for ok, op, result in _bulk_items(store, actions, what=f"write {what}", raise_on_exception=False):
+        if not ok:
+            failed.append(
+                {
+                    "op": op,
+                    "_id": result.get("_id"),
+                    "status": result.get("status"),
+                    "error": result.get("error"),
+                }
+            )
+        elif result.get("result") == "created":
+            created += 1
+        else:
+            updated += 1
     if failed:
         first = failed[0]
         raise BulkError(
@@ -126,21 +134,11 @@ def delete_chunks(store: Store, ids: Iterable[str]) -> int:
     deleted = 0
     failed: list[dict[str, object]] = []
     actions = ({"_op_type": "delete", "_index": store.names.chunks, "_id": chunk_id} for chunk_id in ids)
-    try:
-        for ok, item in streaming_bulk(
-            store.client,
-            actions,
-            chunk_size=BULK_CHUNK_SIZE,
-            max_retries=BULK_MAX_RETRIES,
-            raise_on_error=False,
-        ):
-            result = item["delete"]
-            if result.get("result") == "deleted":
-                deleted += 1
-            elif not ok and result.get("status") != 404:
-                failed.append({"op": "delete", "_id": result.get("_id"), "error": result.get("error")})
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, "delete chunks", error) from None
+    for ok, _, result in _bulk_items(store, actions, what="delete chunks", raise_on_exception=True):
+        if result.get("result") == "deleted":
+            deleted += 1
+        elif not ok and result.get("status") != 404:
+            failed.append({"op": "delete", "_id": result.get("_id"), "error": result.get("error")})
     if failed:
         raise BulkError(f"{len(failed)} chunk deletes failed; first: {failed[0]['_id']}", failed)
     _refresh(store, store.names.chunks)
