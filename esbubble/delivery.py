@@ -28,6 +28,7 @@ from esbubble.errors import ConfigError
 from esbubble.evaluate import CaseLike
 from esbubble.expand import Expansion, plan_expansion
 from esbubble.manifest import build_manifest
+from esbubble.metrics import gold_recall
 from esbubble.models import Bubble, Candidate, RunManifest, Variant
 from esbubble.repair import (
     RepairResult,
@@ -241,12 +242,6 @@ class DeliveryEvaluation(_Model):
     neighbours_added: int
 
 
-def _recall(gold: Sequence[str], chunk_ids: Sequence[str]) -> float | None:
-    if not gold:
-        return None
-    return len(set(gold) & set(chunk_ids)) / len(set(gold))
-
-
 def _mean(values: Sequence[float | int | None]) -> float | None:
     present = [float(v) for v in values if v is not None]
     return statistics.fmean(present) if present else None
@@ -275,8 +270,8 @@ def evaluate_delivery(
                 bubble_tokens=bubble.tokens_used,
                 delivered_tokens=delivery.tokens_used,
                 prompt_tokens=prompt.metadata.tokens.total if prompt is not None else None,
-                bubble_recall=_recall(case.gold, [s.chunk.chunk_id for s in bubble.selected]),
-                delivered_recall=_recall(case.gold, delivery.chunk_ids),
+                bubble_recall=gold_recall(case.gold, [s.chunk.chunk_id for s in bubble.selected]),
+                delivered_recall=gold_recall(case.gold, delivery.chunk_ids),
                 swaps=len(delivery.repair.events) if delivery.repair is not None else 0,
                 neighbours_added=sum(1 for e in delivery.expansion.events if e.added),
                 dropped_passages=len(prompt.metadata.dropped) if prompt is not None else 0,

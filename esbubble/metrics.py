@@ -47,6 +47,14 @@ def _shares(counts: dict[str, int]) -> dict[str, float]:
     return {reason: (n / total if total else 0.0) for reason, n in counts.items()}
 
 
+def gold_recall(gold: Collection[str] | None, chunk_ids: Collection[str]) -> float | None:
+    """``|gold ∩ chunk_ids| / |gold|``; ``None`` without gold labels (including an empty gold set)."""
+    if not gold:
+        return None
+    wanted = set(gold)
+    return len(wanted & set(chunk_ids)) / len(wanted)
+
+
 def bubble_metrics(bubble: Bubble, gold: Collection[str] | None = None) -> BubbleMetrics:
     """Metrics of one bubble; ``gold_recall = |gold ∩ selected| / |gold|`` when gold ids are given
     (``None`` without gold labels, including an empty gold set).
@@ -60,11 +68,6 @@ def bubble_metrics(bubble: Bubble, gold: Collection[str] | None = None) -> Bubbl
         per_section[section] = per_section.get(section, 0) + chosen.chunk.token_count
     overlaps = [chosen.overlap for chosen in bubble.selected]
     rejected = bubble.rejected
-    recall: float | None = None
-    if gold:
-        wanted = set(gold)
-        chosen_ids = {chosen.chunk.chunk_id for chosen in bubble.selected}
-        recall = len(wanted & chosen_ids) / len(wanted)
     return BubbleMetrics(
         tokens_used=bubble.tokens_used,
         selected=len(bubble.selected),
@@ -74,7 +77,7 @@ def bubble_metrics(bubble: Bubble, gold: Collection[str] | None = None) -> Bubbl
         tokens_per_section=per_section,
         rejected=rejected,
         rejected_share=_shares(rejected),
-        gold_recall=recall,
+        gold_recall=gold_recall(gold, [chosen.chunk.chunk_id for chosen in bubble.selected]),
     )
 
 
