@@ -15,7 +15,7 @@ from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
 from esbubble.score import resolve_theta, score_candidates
-from esbubble.select import Decision, query_hash, select, trace_record
+from esbubble.select import Decision, RunContext, query_hash, select, trace_records
 from esbubble.text import check_query_text
 from esbubble.variants import VARIANTS
 
@@ -65,20 +65,16 @@ def build_bubble(
     params = config.bubble
     scored = score_candidates(query, candidates, config, use_priors=switches.priors)
     selection = select(scored, params, switches, config.buckets.shares)
-    digest = query_hash(query)
-    trace = [
-        trace_record(
-            decision,
-            run_id=run_id,
-            now=now,
-            query=None if redact_query else query,
-            query_digest=digest,
-            variant=chosen,
-            delta=params.overlap_threshold,
-            batch_id=batch_id,
-        )
-        for decision in selection.decisions
-    ]
+    run = RunContext(
+        run_id=run_id,
+        now=now,
+        query=None if redact_query else query,
+        query_digest=query_hash(query),
+        variant=chosen,
+        delta=params.overlap_threshold,
+        batch_id=batch_id,
+    )
+    trace = trace_records(selection.decisions, run)
     chosen_decisions = sorted(
         (d for d in selection.decisions if d.selection_order is not None),
         key=lambda d: d.selection_order or 0,

@@ -246,7 +246,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
     from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
-    from esbubble.store.templates import ensure_chunk_index
+    from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
     options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
@@ -257,6 +257,8 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     with store_of(ctx, index=index) as store:
         if index is not None:
             ensure_chunk_index(store)
+        else:
+            ensure_chunk_fields(store)
         if doc_id is not None:
             chunks = read_document(paths[0], options, doc_id=doc_id)
             result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])

@@ -42,9 +42,24 @@ def rule_holds(rule: str, value: float, limit: float) -> bool:
     raise ValueError(f"unknown gate rule {rule!r}")
 
 
-def _gate(gate: GateName, value: float, limit: float, rule: str, enabled: bool) -> GateResult:
+# The comparison each gate needs to hold to pass.
+GATE_RULES: dict[GateName, str] = {
+    "relevance": "value > limit",
+    "redundancy": "value < limit",
+    "section_budget": "value <= limit",
+    "global_budget": "value <= limit",
+    "max_chunks": "value < limit",
+}
+
+
+def gate_result(gate: GateName, value: float, limit: float, *, enabled: bool = True) -> GateResult:
+    """One gate's verdict: ``passed`` when its rule holds (always, when the gate is switched off)."""
+    rule = GATE_RULES[gate]
     passed = rule_holds(rule, value, limit) if enabled else True
-    return GateResult(gate=gate, passed=passed, value=value, limit=limit, rule=rule, enabled=enabled)
+    # Every value is typed by the signature: built without validation (see ``_Record.trusted``).
+    return GateResult.trusted(
+        {"gate": gate, "passed": passed, "value": value, "limit": limit, "rule": rule, "enabled": enabled}
+    )
 
 
 def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
@@ -56,27 +71,27 @@ def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> f
 
 def relevance_gate(score: float, min_score: float) -> GateResult:
     """Low relevance: a candidate needs ``score > min_score``."""
-    return _gate("relevance", score, min_score, "value > limit", True)
+    return gate_result("relevance", score, min_score)
 
 
 def redundancy_gate(overlap_value: float, delta: float, *, enabled: bool = True) -> GateResult:
     """eq. 13/16: rejected when ``overlap(c, B) ≥ δ``."""
-    return _gate("redundancy", overlap_value, delta, "value < limit", enabled)
+    return gate_result("redundancy", overlap_value, delta, enabled=enabled)
 
 
 def section_budget_gate(tokens: int, bucket_remaining: float, *, enabled: bool = True) -> GateResult:
     """eq. 15: the chunk must fit in what its bucket (or, in a second pass, the pool) has left."""
-    return _gate("section_budget", float(tokens), bucket_remaining, "value <= limit", enabled)
+    return gate_result("section_budget", float(tokens), bucket_remaining, enabled=enabled)
 
 
 def global_budget_gate(tokens: int, budget_remaining: float) -> GateResult:
     """eq. 14: the chunk must fit in what the global budget ``T_B`` has left."""
-    return _gate("global_budget", float(tokens), budget_remaining, "value <= limit", True)
+    return gate_result("global_budget", float(tokens), budget_remaining)
 
 
 def max_chunks_gate(selected_count: int, max_chunks: int) -> GateResult:
     """The bubble holds at most ``max_chunks`` chunks."""
-    return _gate("max_chunks", float(selected_count), float(max_chunks), "value < limit", True)
+    return gate_result("max_chunks", float(selected_count), float(max_chunks))
 
 
 def first_failure(results: Sequence[GateResult]) -> GateResult | None:

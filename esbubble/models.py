@@ -8,7 +8,7 @@ serialises them with ``model_dump(mode="json", by_alias=True)``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,8 +43,46 @@ REJECTION_REASONS: tuple[FinalReason, ...] = (
 )
 
 
+# Bound once: ``trusted`` runs for every gate result and trace record of every run.
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> Self:
+        """A record from values that already have the field types, without validation.
+
+        For the post-processing hot path, where every value comes from validated
+        records or typed arithmetic: validating ~35 fields per candidate cost more
+        than scoring it. ``values`` must name every field (defaults included);
+        ``tests/test_trusted_records.py`` checks that such records equal their
+        validated twins and serialise without warnings. Unlike ``model_construct``
+        it does no default or alias handling, which is what makes it cheap.
+        """
+        record = _new_object(cls)
+        _set_attribute(record, "__dict__", values)
+        _set_attribute(record, "__pydantic_fields_set__", set(values))
+        _set_attribute(record, "__pydantic_extra__", None)
+        _set_attribute(record, "__pydantic_private__", None)
+        return record
+
+
+class ChunkTerms(_Record):
+    """A chunk's normalised terms, computed at ingest so post-processing never re-tokenises.
+
+    ``counts`` counts every token of ``text`` (what tf and keyword priors need);
+    ``compare`` lists the distinct tokens of ``compare_text`` (the redundancy
+    gate's words before stop words are removed). ``version`` is
+    ``esbubble.text.TERMS_VERSION`` at ingest; a chunk whose version differs is
+    scored from its text instead.
+    """
+
+    version: int
+    counts: dict[str, int]
+    compare: list[str]
 
 
 class Chunk(_Record):
@@ -71,6 +109,9 @@ class Chunk(_Record):
     content_hash: str
     text: str
     compare_text: str
+    terms: ChunkTerms | None = Field(
+        default=None, description="precomputed at ingest; None for chunks indexed before esbubble stored them"
+    )
     ingested_at: datetime | None = None
 
 

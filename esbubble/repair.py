@@ -39,7 +39,7 @@ from esbubble.models import (
     StepDetails,
     TraceRecord,
 )
-from esbubble.score import contains_phrase, length_penalty, structural_prior, term_frequency
+from esbubble.score import chunk_terms, contains_phrase, length_penalty, structural_prior, term_frequency
 from esbubble.select import query_hash, trace_id
 from esbubble.text import query_terms, tokenize, word_set
 from esbubble.variants import VARIANTS
@@ -155,11 +155,11 @@ class _Scores:
 
 def _score(chunk: Chunk, bubble: Bubble, config: BubbleConfig) -> _Scores:
     """eq. 5–8 for a newcomer, with the bubble's own θ (so its score is comparable)."""
-    tokens = tokenize(chunk.text)
-    tf = float(term_frequency(query_terms(bubble.query, config.bubble.stop_words), tokens))
+    counts, _ = chunk_terms(chunk)
+    tf = float(term_frequency(query_terms(bubble.query, config.bubble.stop_words), counts))
     use_priors = VARIANTS[bubble.variant].priors
     boost = (
-        structural_prior(chunk.section, bucket_of(chunk, config), tokens, config.priors)
+        structural_prior(chunk.section, bucket_of(chunk, config), counts, chunk.text, config.priors)
         if use_priors
         else 0.0
     )

@@ -7,21 +7,21 @@ the order candidates arrive in.
 
 from __future__ import annotations
 
+import itertools
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from esbubble.config import BubbleConfig, PriorsConfig
-from esbubble.models import Candidate
-from esbubble.text import query_terms, tokenize
+from esbubble.models import Candidate, Chunk
+from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 
-@dataclass(frozen=True, slots=True)
-class ScoredCandidate:
+class ScoredCandidate(NamedTuple):
     """A candidate with every signal the gates and the trace need.
 
-    A slotted dataclass, not a pydantic model: it is an intermediate built
+    A named tuple, not a pydantic model: it is an immutable intermediate built
     once per candidate per run from already-validated records, and is never
     serialised, so validation would only cost time on the hot path.
     """
@@ -44,10 +44,9 @@ class ScoredCandidate:
         return self.candidate.chunk.token_count
 
 
-def term_frequency(terms: Iterable[str], tokens: Sequence[str]) -> int:
-    """eq. 5: how often the distinct query terms occur in the chunk's tokens."""
-    wanted = terms if isinstance(terms, frozenset) else frozenset(terms)
-    return sum(1 for token in tokens if token in wanted)
+def term_frequency(terms: Sequence[str], counts: Mapping[str, int]) -> int:
+    """eq. 5: how often the distinct query ``terms`` occur in a chunk whose tokens ``counts`` counts."""
+    return sum(map(counts.get, terms, itertools.repeat(0, len(terms))))
 
 
 def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -55,34 +54,41 @@ def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
     return bool(phrase) and f" {' '.join(phrase)} " in f" {' '.join(tokens)} "
 
 
-def keyword_phrases(keywords: Mapping[str, float]) -> list[tuple[str, float]]:
-    """Each keyword as its space-joined token sequence with its γ, prepared once per run.
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """One keyword of the priors as its token sequence, with its γ."""
 
-    Tokens never contain spaces, so a padded substring test on space-joined
-    tokens is exactly "the token sequence occurs".
-    """
-    phrases = []
-    for keyword, gamma in keywords.items():
-        tokens = tokenize(keyword)
-        if tokens:
-            phrases.append((f" {' '.join(tokens)} ", gamma))
-    return phrases
+    tokens: tuple[str, ...]
+    gamma: float
+
+    def present(self, counts: Mapping[str, int], text: str) -> bool:
+        """The token sequence occurs in ``text`` (its tokens are looked up first, so text is rarely read)."""
+        tokens = self.tokens
+        if len(tokens) == 1:
+            return tokens[0] in counts
+        return all(token in counts for token in tokens) and contains_phrase(tokenize(text), tokens)
+
+
+def prepare_keywords(keywords: Mapping[str, float]) -> list[Keyword]:
+    """The profile's keywords as token sequences, once per run (keywords with no tokens never match)."""
+    prepared = [Keyword(tuple(tokenize(keyword)), gamma) for keyword, gamma in keywords.items()]
+    return [keyword for keyword in prepared if keyword.tokens]
 
 
 def structural_prior(
     section: str,
     bucket: str,
-    tokens: Sequence[str],
+    counts: Mapping[str, int],
+    text: str,
     priors: PriorsConfig,
     *,
-    phrases: Sequence[tuple[str, float]] | None = None,
+    keywords: Sequence[Keyword] | None = None,
 ) -> float:
-    """eq. 6: π(section) — else π(bucket), else 0 — plus γ_k for every keyword present."""
+    """eq. 6: π(section) — else π(bucket), else 0 — plus γ_k for every keyword present in ``text``."""
     prior = priors.sections.get(section, priors.sections.get(bucket, 0.0))
-    padded = f" {' '.join(tokens)} "
-    for phrase, gamma in keyword_phrases(priors.keywords) if phrases is None else phrases:
-        if phrase in padded:
-            prior += gamma
+    for keyword in prepare_keywords(priors.keywords) if keywords is None else keywords:
+        if keyword.present(counts, text):
+            prior += keyword.gamma
     return prior
 
 
@@ -101,10 +107,12 @@ def resolve_theta(candidates: Sequence[Candidate], length_norm: Literal["median"
     return median if median > 0 else 1.0
 
 
-def _words(compare_text: str, text: str, text_tokens: Sequence[str], stops: frozenset[str]) -> frozenset[str]:
-    """words(x) of the compare text, reusing the display text's tokens when they are the same text."""
-    tokens = text_tokens if compare_text == text else tokenize(compare_text)
-    return frozenset(tokens).difference(stops)
+def chunk_terms(chunk: Chunk) -> tuple[Mapping[str, int], Sequence[str]]:
+    """A chunk's token counts and distinct compare tokens: stored at ingest, else computed from its text."""
+    terms = chunk.terms
+    if terms is not None and terms.version == TERMS_VERSION:
+        return terms.counts, terms.compare
+    return term_counts(chunk.text), distinct_terms(chunk.compare_text)
 
 
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
@@ -118,37 +126,29 @@ def score_candidates(
     """Score every candidate and return them in selection order (descending score, ties by chunk_id).
 
     With ``use_priors=False`` (variants without structure) the boost is 0, so
-    ``score_raw = tf + boost`` still holds in the trace.
+    ``score_raw = tf + boost`` still holds in the trace. A chunk's stored terms
+    make tf and the keyword priors dictionary look-ups, with no tokenising;
+    the result equals tokenising its text (``tests/test_score_terms.py``).
     """
     params = config.bubble
-    terms = frozenset(query_terms(query, params.stop_words))
+    terms = query_terms(query, params.stop_words)
     theta = resolve_theta(candidates, params.length_norm)
-    phrases = keyword_phrases(config.priors.keywords)
+    keywords = prepare_keywords(config.priors.keywords)
     stops = frozenset(params.stop_words)
     scored: list[ScoredCandidate] = []
     for candidate in candidates:
         chunk = candidate.chunk
-        tokens = tokenize(chunk.text)
+        counts, compare = chunk_terms(chunk)
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
-        tf = float(term_frequency(terms, tokens))
+        tf = float(term_frequency(terms, counts))
         boost = (
-            structural_prior(chunk.section, bucket, tokens, config.priors, phrases=phrases)
+            structural_prior(chunk.section, bucket, counts, chunk.text, config.priors, keywords=keywords)
             if use_priors
             else 0.0
         )
         lp = length_penalty(chunk.token_count, theta)
         raw = tf + boost
-        scored.append(
-            ScoredCandidate(
-                candidate=candidate,
-                bucket=bucket,
-                tf=tf,
-                boost=boost,
-                len_penalty=lp,
-                score_raw=raw,
-                score_final=raw * lp,
-                words=_words(chunk.compare_text, chunk.text, tokens, stops),
-            )
-        )
+        words = frozenset(compare).difference(stops)
+        scored.append(ScoredCandidate(candidate, bucket, tf, boost, lp, raw, raw * lp, words))
     scored.sort(key=score_order_key)
     return scored

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from esbubble.config import BubbleParams
-from esbubble.gates import (
-    GATE_STAGES,
-    first_failure,
-    global_budget_gate,
-    max_chunks_gate,
-    overlap,
-    reason_of,
-    redundancy_gate,
-    relevance_gate,
-    section_budget_gate,
-)
-from esbubble.models import FinalReason, GateResult, StepDetails, TraceRecord, Variant
+from esbubble.gates import GATE_STAGES, gate_result, overlap, reason_of
+from esbubble.models import GATE_REASONS, FinalReason, GateName, GateResult, StepDetails, TraceRecord, Variant
 from esbubble.score import ScoredCandidate
 from esbubble.variants import VariantSwitches
 
@@ -36,38 +27,28 @@ from esbubble.variants import VariantSwitches
 _SHARE_EPSILON = 1e-9
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Decision:
+class Decision(NamedTuple):
     """What selection decided about one candidate, with the numbers at decision time.
 
-    Like ``ScoredCandidate``, an unvalidated intermediate on the hot path; the
-    record that leaves the core is the validated ``TraceRecord``.
+    Like ``ScoredCandidate``, an immutable intermediate on the hot path (a
+    named tuple: the cheapest immutable value to build); the record that
+    leaves the core is the ``TraceRecord``.
     """
 
     scored: ScoredCandidate
     rank: int
     gates: list[GateResult]
-    second_pass: list[GateResult] = field(default_factory=list)
-    pool_remaining: float | None = None
     overlap: float
     budget_remaining: float
     bucket_remaining: float
     selection_order: int | None
     final_reason: FinalReason
+    second_pass: Sequence[GateResult] = ()
+    pool_remaining: float | None = None
 
     @property
     def selected(self) -> bool:
         return self.selection_order is not None
-
-    @property
-    def deciding_gates(self) -> list[GateResult]:
-        """The gate results the final decision rests on: the second pass's when there was one."""
-        return self.second_pass or self.gates
-
-    @property
-    def stage(self) -> str:
-        failed = first_failure(self.deciding_gates)
-        return "selection" if failed is None else GATE_STAGES[failed.gate]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,15 +90,6 @@ class _BubbleState:
     count: int = 0
     bucket_spent: dict[str, int] = field(default_factory=dict)
     words: set[str] = field(default_factory=set)
-    # Gate results are immutable values and most repeat within a run (the same chunk size
-    # against the same remaining budget, the same chunk count): one shared object per verdict.
-    verdicts: dict[tuple[str, float, float], GateResult] = field(default_factory=dict)
-
-    def verdict(self, key: tuple[str, float, float], make: Callable[[], GateResult]) -> GateResult:
-        found = self.verdicts.get(key)
-        if found is None:
-            found = self.verdicts[key] = make()
-        return found
 
     def budget_remaining(self) -> float:
         return float(self.budget - self.spent)
@@ -133,30 +105,47 @@ class _BubbleState:
         return self.count
 
 
-def _run_gates(
-    scored: ScoredCandidate,
-    state: _BubbleState,
-    params: BubbleParams,
-    switches: VariantSwitches,
-    section_limit: float,
-) -> tuple[list[GateResult], float]:
-    value = overlap(scored.words, state.words)
-    score, tokens, remaining, count = scored.score_final, scored.tokens, state.budget_remaining(), state.count
-    verdict = state.verdict
-    gates = [
-        verdict(("relevance", score, 0.0), lambda: relevance_gate(score, params.min_score)),
-        verdict(
-            ("redundancy", value, 0.0),
-            lambda: redundancy_gate(value, params.overlap_threshold, enabled=switches.redundancy),
-        ),
-        verdict(
-            ("section_budget", tokens, section_limit),
-            lambda: section_budget_gate(tokens, section_limit, enabled=switches.section_budgets),
-        ),
-        verdict(("global_budget", tokens, remaining), lambda: global_budget_gate(tokens, remaining)),
-        verdict(("max_chunks", count, 0.0), lambda: max_chunks_gate(count, params.max_chunks)),
-    ]
-    return gates, value
+class _Gates:
+    """The five gates of one run, in gate order.
+
+    Gate results are immutable values and most repeat within a run (the same
+    overlap, the same chunk size against the same remaining budget, the same
+    chunk count), so each distinct verdict is built once and shared. Only the
+    relevance verdict, whose value is the candidate's own score, is always new.
+    """
+
+    def __init__(self, params: BubbleParams, switches: VariantSwitches) -> None:
+        self.params = params
+        self.enabled: dict[GateName, bool] = {
+            "redundancy": switches.redundancy,
+            "section_budget": switches.section_budgets,
+            "global_budget": True,
+            "max_chunks": True,
+        }
+        self.verdicts: dict[tuple[GateName, float, float], GateResult] = {}
+
+    def _shared(self, gate: GateName, value: float, limit: float) -> GateResult:
+        key = (gate, value, limit)
+        found = self.verdicts.get(key)
+        if found is None:
+            found = self.verdicts[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
+        return found
+
+    def run(
+        self, scored: ScoredCandidate, state: _BubbleState, section_limit: float
+    ) -> tuple[list[GateResult], float, FinalReason]:
+        """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
+        params = self.params
+        value = overlap(scored.words, state.words)
+        tokens = float(scored.tokens)
+        gates = [
+            gate_result("relevance", scored.score_final, params.min_score),
+            self._shared("redundancy", value, params.overlap_threshold),
+            self._shared("section_budget", tokens, section_limit),
+            self._shared("global_budget", tokens, state.budget_remaining()),
+            self._shared("max_chunks", float(state.count), float(params.max_chunks)),
+        ]
+        return gates, value, reason_of(gates)
 
 
 def select(
@@ -168,18 +157,18 @@ def select(
     """Greedy selection over ``scored`` (already in selection order)."""
     caps = bucket_caps(resolve_shares((s.bucket for s in scored), shares), params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
+    gates = _Gates(params, switches)
     decisions: list[Decision] = []
     for rank, candidate in enumerate(scored, start=1):
         bucket_left = state.bucket_remaining(candidate.bucket)
         budget_left = state.budget_remaining()
-        gates, value = _run_gates(candidate, state, params, switches, bucket_left)
-        reason = reason_of(gates)
+        results, value, reason = gates.run(candidate, state, bucket_left)
         order = state.admit(candidate) if reason == "passed_all_gates" else None
         decisions.append(
             Decision(
                 scored=candidate,
                 rank=rank,
-                gates=gates,
+                gates=results,
                 overlap=value,
                 budget_remaining=budget_left,
                 bucket_remaining=bucket_left,
@@ -190,13 +179,11 @@ def select(
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:
         pool = sum(max(0, cap - state.bucket_spent.get(bucket, 0)) for bucket, cap in caps.items())
-        decisions = _second_pass(decisions, state, params, switches, pool)
+        decisions = _second_pass(decisions, state, gates, pool)
     return Selection(decisions=decisions, bucket_caps=caps, pool=pool)
 
 
-def _second_pass(
-    decisions: list[Decision], state: _BubbleState, params: BubbleParams, switches: VariantSwitches, pool: int
-) -> list[Decision]:
+def _second_pass(decisions: list[Decision], state: _BubbleState, gates: _Gates, pool: int) -> list[Decision]:
     """global_pool slack: re-consider, in order, the candidates only a bucket budget stopped."""
     pool_left = float(pool)
     result: list[Decision] = []
@@ -207,15 +194,13 @@ def _second_pass(
         candidate = decision.scored
         bucket_left = state.bucket_remaining(candidate.bucket)
         budget_left = state.budget_remaining()
-        gates, value = _run_gates(candidate, state, params, switches, pool_left)
-        reason = reason_of(gates)
+        results, value, reason = gates.run(candidate, state, pool_left)
         order = None
         if reason == "passed_all_gates":
             order = state.admit(candidate)
         result.append(
-            replace(
-                decision,
-                second_pass=gates,
+            decision._replace(
+                second_pass=results,
                 pool_remaining=pool_left,
                 overlap=value,
                 budget_remaining=budget_left,
@@ -238,56 +223,83 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()
 
 
-def trace_record(
-    decision: Decision,
-    *,
-    run_id: str,
-    now: datetime,
-    query: str | None,
-    query_digest: str,
-    variant: Variant,
-    delta: float,
-    batch_id: str | None = None,
-) -> TraceRecord:
-    """One candidate's trace record: the paper's Appendix A1 fields plus gate details."""
-    scored = decision.scored
-    chunk = scored.candidate.chunk
-    return TraceRecord(
-        trace_id=trace_id(run_id, chunk.chunk_id),
-        run_id=run_id,
-        batch_id=batch_id,
-        timestamp=now,
-        query=query,
-        query_hash=query_digest,
-        variant=variant,
-        rank=decision.rank,
-        chunk_id=chunk.chunk_id,
-        doc_id=chunk.doc_id,
-        section=chunk.section,
-        sheet_name=chunk.sheet_name,
-        bucket=scored.bucket,
-        row_number=chunk.row_number,
-        page=chunk.page,
-        token_count=chunk.token_count,
-        tf=scored.tf,
-        boost=scored.boost,
-        len_penalty=scored.len_penalty,
-        score_raw=scored.score_raw,
-        score_final=scored.score_final,
-        es_score=scored.candidate.es_score,
-        es_rank=scored.candidate.es_rank,
-        overlap=decision.overlap,
-        threshold=delta,
-        budget_remaining=decision.budget_remaining,
-        bucket_remaining=decision.bucket_remaining,
-        stage=decision.stage,
-        step_decision="pass" if decision.selected else "fail",
-        final_decision="selected" if decision.selected else "rejected",
-        final_reason=decision.final_reason,
-        selection_order=decision.selection_order,
-        step_details=StepDetails(
-            gates=decision.gates,
-            second_pass=decision.second_pass,
-            pool_remaining=decision.pool_remaining,
-        ),
-    )
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """The run-level values every trace record of a run repeats."""
+
+    run_id: str
+    now: datetime
+    query: str | None  # None when the query is redacted
+    query_digest: str
+    variant: Variant
+    delta: float
+    batch_id: str | None = None
+
+
+# The stage named in the trace for each final reason of selection.
+_STAGE_OF: dict[FinalReason, str] = {
+    "passed_all_gates": "selection",
+    **{reason: GATE_STAGES[gate] for gate, reason in GATE_REASONS.items()},  # type: ignore[index]
+}
+
+
+def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceRecord]:
+    """One trace record per decision: the paper's Appendix A1 fields plus gate details.
+
+    Every value comes from a validated chunk or candidate, the config, or typed
+    arithmetic, so records are built without validation (``_Record.trusted``):
+    at ~35 fields a record, validating cost more than scoring and selecting.
+    """
+    records: list[TraceRecord] = []
+    for decision in decisions:
+        scored = decision.scored
+        candidate = scored.candidate
+        chunk = candidate.chunk
+        selected = decision.selection_order is not None
+        details = StepDetails.trusted(
+            {
+                "gates": decision.gates,
+                "second_pass": list(decision.second_pass),
+                "pool_remaining": decision.pool_remaining,
+                "expansion": [],
+                "replacement": None,
+                "notes": [],
+            }
+        )
+        record = {
+            "trace_id": trace_id(run.run_id, chunk.chunk_id),
+            "run_id": run.run_id,
+            "batch_id": run.batch_id,
+            "timestamp": run.now,
+            "query": run.query,
+            "query_hash": run.query_digest,
+            "variant": run.variant,
+            "rank": decision.rank,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "section": chunk.section,
+            "sheet_name": chunk.sheet_name,
+            "bucket": scored.bucket,
+            "row_number": chunk.row_number,
+            "page": chunk.page,
+            "token_count": chunk.token_count,
+            "tf": scored.tf,
+            "boost": scored.boost,
+            "len_penalty": scored.len_penalty,
+            "score_raw": scored.score_raw,
+            "score_final": scored.score_final,
+            "es_score": candidate.es_score,
+            "es_rank": candidate.es_rank,
+            "overlap": decision.overlap,
+            "threshold": run.delta,
+            "budget_remaining": decision.budget_remaining,
+            "bucket_remaining": decision.bucket_remaining,
+            "stage": _STAGE_OF[decision.final_reason],
+            "step_decision": "pass" if selected else "fail",
+            "final_decision": "selected" if selected else "rejected",
+            "final_reason": decision.final_reason,
+            "selection_order": decision.selection_order,
+            "step_details": details,
+        }
+        records.append(TraceRecord.trusted(record))
+    return records

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 
 from esbubble.errors import InputError
@@ -35,6 +36,21 @@ def tokenize(text: str) -> list[str]:
     if text.isascii():
         return text.lower().translate(_ASCII_SEPARATORS).split()
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+# Bump when ``tokenize`` changes what it returns: chunks whose stored terms carry another
+# version are scored from their text until they are re-ingested.
+TERMS_VERSION = 1
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """How often each normalised token occurs in ``text`` (stop words included), keys sorted."""
+    return dict(sorted(Counter(tokenize(text)).items()))
+
+
+def distinct_terms(text: str) -> list[str]:
+    """The distinct normalised tokens of ``text`` (stop words included), sorted."""
+    return sorted(set(tokenize(text)))
 
 
 def query_terms(query: str, stop_words: Iterable[str] = DEFAULT_STOP_WORDS) -> list[str]:

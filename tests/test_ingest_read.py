@@ -8,7 +8,8 @@ import pytest
 from ingest_files import OPTIONS
 
 from esbubble.errors import IngestError
-from esbubble.ingest import read_document
+from esbubble.ingest import drafts, read_document
+from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
 
 
 @pytest.mark.parametrize(
@@ -41,3 +42,24 @@ def test_bad_files_raise_one_line_naming_the_file(
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"gone\.md: file not found"):
         read_document(tmp_path / "gone.md", OPTIONS, doc_id="gone")
+
+
+def test_every_chunk_carries_its_terms_and_their_version_is_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memo = tmp_path / "memo.md"
+    memo.write_text(
+        "# Site\n\nSump pump to the sump pit.\n\n# Rates\n\n| Item | Rate |\n|---|---|\n| Pump | 42 |\n"
+    )
+    chunks = read_document(memo, OPTIONS, doc_id="memo.md")
+    assert chunks
+    for chunk in chunks:
+        assert chunk.terms is not None
+        assert chunk.terms.version == TERMS_VERSION
+        assert chunk.terms.counts == term_counts(chunk.text)
+        assert chunk.terms.compare == distinct_terms(chunk.compare_text)
+    # A tokenizer change (a new TERMS_VERSION) makes every chunk "updated" on re-ingest.
+    monkeypatch.setattr(drafts, "TERMS_VERSION", TERMS_VERSION + 1)
+    again = read_document(memo, OPTIONS, doc_id="memo.md")
+    assert [c.chunk_id for c in again] == [c.chunk_id for c in chunks]
+    assert all(new.content_hash != old.content_hash for new, old in zip(again, chunks, strict=True))

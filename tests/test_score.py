@@ -15,7 +15,7 @@ from esbubble.score import (
     structural_prior,
     term_frequency,
 )
-from esbubble.text import query_terms, tokenize
+from esbubble.text import query_terms, term_counts, tokenize
 
 
 def _candidate(chunk_id: str, text: str, *, section: str = "S", tokens: int = 10) -> Candidate:
@@ -25,13 +25,13 @@ def _candidate(chunk_id: str, text: str, *, section: str = "S", tokens: int = 10
 def test_tf_counts_every_occurrence_of_each_distinct_query_term() -> None:
     terms = query_terms("the warranty warranty of the membrane")
     assert terms == ["warranty", "membrane"]
-    tokens = tokenize("Membrane warranty: the membrane is under warranty, warranty void.")
-    assert term_frequency(terms, tokens) == 5
+    counts = term_counts("Membrane warranty: the membrane is under warranty, warranty void.")
+    assert term_frequency(terms, counts) == 5
 
 
 def test_tf_ignores_stop_words_and_case() -> None:
     terms = query_terms("What is THE Slab?")
-    assert term_frequency(terms, tokenize("the slab, the SLAB and the rest")) == 2
+    assert term_frequency(terms, term_counts("the slab, the SLAB and the rest")) == 2
 
 
 def test_multi_word_keyword_needs_the_token_sequence() -> None:
@@ -45,10 +45,14 @@ def test_prior_is_section_then_bucket_then_zero_plus_keyword_boosts() -> None:
     priors = PriorsConfig(
         sections={"Scope of Works": 6.0, "Below Grade": 0.5}, keywords={"tanking": 1.0, "sump pump": 0.25}
     )
-    tokens = tokenize("tanking to sump pump pit, tanking again")
-    assert structural_prior("Scope of Works", "Below Grade", tokens, priors) == 6.0 + 1.0 + 0.25
-    assert structural_prior("Below Grade Works", "Below Grade", tokens, priors) == 0.5 + 1.25
-    assert structural_prior("Other", "Other", tokenize("nothing here"), priors) == 0.0
+    text = "tanking to sump pump pit, tanking again"
+    counts = term_counts(text)
+    assert structural_prior("Scope of Works", "Below Grade", counts, text, priors) == 6.0 + 1.0 + 0.25
+    assert structural_prior("Below Grade Works", "Below Grade", counts, text, priors) == 0.5 + 1.25
+    assert structural_prior("Other", "Other", term_counts("nothing here"), "nothing here", priors) == 0.0
+    # Both words of "sump pump" occur, but not in sequence: no boost.
+    apart = "pump to the sump"
+    assert structural_prior("Other", "Other", term_counts(apart), apart, priors) == 0.0
 
 
 def test_length_penalty_halves_at_theta() -> None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from _store_data import make_chunk
 
-from esbubble.models import Chunk, RunManifest, TraceRecord
+from esbubble.errors import BulkError
+from esbubble.models import Chunk, ChunkTerms, RunManifest, TraceRecord
+from esbubble.store.chunks import get_chunks, index_chunks
 from esbubble.store.connection import Store
-from esbubble.store.templates import init_indices, load_template
+from esbubble.store.templates import INDEX_TEMPLATES, ensure_chunk_fields, init_indices, load_template
+from esbubble.text import TERMS_VERSION, term_counts
 
 
 def _model_fields(model: type[Chunk] | type[TraceRecord] | type[RunManifest]) -> set[str]:
@@ -64,3 +68,30 @@ def test_monthly_trace_index_joins_the_alias(store: Store) -> None:
     store.client.index(index=f"{store.names.prefix}-traces-2026.01", id="x", document={"run_id": "r"})
     store.client.indices.refresh(index=store.names.traces)
     assert store.client.count(index=store.names.traces).body["count"] == 1
+
+
+@pytest.mark.integration
+def test_an_older_chunk_index_gains_the_new_fields_and_keeps_stored_terms(bare_store: Store) -> None:
+    init_indices(bare_store)
+    names, client = bare_store.names, bare_store.client
+    # An index as an esbubble without stored terms created it: no "terms" in its strict mapping.
+    for short in INDEX_TEMPLATES:
+        client.indices.delete_index_template(name=f"{names.prefix}-{short}")
+    client.indices.delete(index=names.chunks_index)
+    older = load_template("component-chunks-mappings", names.prefix)["template"]["mappings"]
+    del older["properties"]["terms"]
+    client.indices.create(index=names.chunks_index, mappings=older, aliases={names.chunks: {}})
+    chunk = make_chunk("memo", 0, "Sump pump to the sump pit.")
+    with_terms = chunk.model_copy(
+        update={"terms": ChunkTerms(version=TERMS_VERSION, counts=term_counts(chunk.text), compare=["pit"])}
+    )
+    with pytest.raises(BulkError):
+        index_chunks(bare_store, [with_terms])  # strict mapping refuses the unknown field
+
+    assert ensure_chunk_fields(bare_store) is True  # what `esbubble ingest` runs first
+    assert ensure_chunk_fields(bare_store) is False
+    index_chunks(bare_store, [with_terms])
+    assert get_chunks(bare_store, [chunk.chunk_id])[0].terms == with_terms.terms
+    steps = {step.kind: step.status for step in init_indices(bare_store).steps}
+    assert steps["index"] == "unchanged"
+    assert steps["index_template"] in ("created", "updated")

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.segment import normalise_space, segment_text
-from esbubble.models import Chunk, SourceType
+from esbubble.models import Chunk, ChunkTerms, SourceType
+from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
 from esbubble.tokens import count_many, count_tokens
 
 ROW_JOINER = "; "
@@ -166,10 +167,23 @@ def finish(
             "encoding": options.encoding,
             "text": draft.text,
             "compare_text": draft.compare_text,
+            # The terms derive from the texts; their version is hashed so that a re-ingest
+            # after a tokenizer change rewrites every chunk with fresh terms.
+            "terms_version": TERMS_VERSION,
         }
+        digest = content_hash(fields)
+        del fields["terms_version"]
+        terms = ChunkTerms(
+            version=TERMS_VERSION, counts=term_counts(draft.text), compare=distinct_terms(draft.compare_text)
+        )
         chunks.append(
             Chunk.model_validate(
-                {**fields, "chunk_id": chunk_id(doc_id, draft.locator), "content_hash": content_hash(fields)}
+                {
+                    **fields,
+                    "chunk_id": chunk_id(doc_id, draft.locator),
+                    "content_hash": digest,
+                    "terms": terms,
+                }
             )
         )
     return chunks

@@ -99,15 +99,50 @@ def _index_template(store: Store, short: str) -> InitStep:
     return InitStep(kind="index_template", name=name, status="created" if current is None else "updated")
 
 
+def _add_missing_chunk_fields(store: Store, index: str) -> bool:
+    """Add the chunk fields a newer esbubble maps (e.g. ``terms``) to an existing chunk index.
+
+    The mapping is strict, so without this an index created by an older
+    version would refuse every chunk the current ingest writes. Only missing
+    fields are added (an additive mapping change both engines accept); True
+    when something was added.
+    """
+    wanted = load_template("component-chunks-mappings", store.names.prefix)["template"]["mappings"][
+        "properties"
+    ]
+    found = store.client.indices.get_mapping(index=index).body
+    present: set[str] = set()
+    for entry in found.values():
+        present |= set(entry.get("mappings", {}).get("properties", {}))
+    missing = {field: spec for field, spec in wanted.items() if field not in present}
+    if missing:
+        store.client.indices.put_mapping(index=index, properties=missing)
+    return bool(missing)
+
+
 def _chunk_index(store: Store) -> InitStep:
     names = store.names
     if store.client.indices.exists_alias(name=names.chunks):
-        return InitStep(kind="index", name=names.chunks_index, status="unchanged")
+        status: Status = "updated" if _add_missing_chunk_fields(store, names.chunks) else "unchanged"
+        return InitStep(kind="index", name=names.chunks_index, status=status)
     if store.client.indices.exists(index=names.chunks_index):
+        _add_missing_chunk_fields(store, names.chunks_index)
         store.client.indices.put_alias(index=names.chunks_index, name=names.chunks)
         return InitStep(kind="index", name=names.chunks_index, status="updated")
     store.client.indices.create(index=names.chunks_index, aliases={names.chunks: {}})
     return InitStep(kind="index", name=names.chunks_index, status="created")
+
+
+def ensure_chunk_fields(store: Store) -> bool:
+    """Before an ingest: give an existing chunk index the fields this version writes (see above)."""
+    name = store.names.chunks
+    try:
+        return bool(store.client.indices.exists(index=name)) and _add_missing_chunk_fields(store, name)
+    except ApiError as error:
+        raise EngineError(
+            f"{store.display_url} refused to add esbubble's new chunk fields to {name}: {error.message}",
+            hint="run `esbubble init` with a user allowed to manage the index",
+        ) from None
 
 
 def ensure_chunk_index(store: Store) -> InitStep:
@@ -119,7 +154,8 @@ def ensure_chunk_index(store: Store) -> InitStep:
     name = store.names.chunks
     try:
         if store.client.indices.exists(index=name):
-            return InitStep(kind="index", name=name, status="unchanged")
+            changed = _add_missing_chunk_fields(store, name)
+            return InitStep(kind="index", name=name, status="updated" if changed else "unchanged")
         prefix = store.names.prefix
         store.client.indices.create(
             index=name,
