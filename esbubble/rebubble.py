@@ -33,7 +33,7 @@ from esbubble.report import (
     section_allocation,
 )
 from esbubble.runner import record_run
-from esbubble.store.audit import TraceWriter, WriteResult
+from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters
@@ -321,7 +321,6 @@ def run_batch(
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
     if workers < 1:
         raise InputError(f"invalid --workers {workers}", hint="use 1 or more")
-    audit = writer or TraceWriter.for_store(store)
     todo = [case for case in cases if case.id not in skip]
     if not todo:
         skipped = [case.id for case in cases]
@@ -330,6 +329,15 @@ def run_batch(
         )
     doc_count = count_chunks(store)
     failures: dict[str, FailedQuery] = {}
+    # Without a writer of the caller's, traces go through a background writer that sends
+    # several runs per bulk request; closing it below waits until every record is written
+    # or spooled, and its totals are the batch's.
+    background: BackgroundTraceWriter | None = None
+    audit: TraceWriter
+    if writer is None:
+        audit = background = BackgroundTraceWriter.for_store(store)
+    else:
+        audit = writer
 
     def retrieved(part: Sequence[CaseLike]) -> Iterator[tuple[CaseLike, Retrieval]]:
         for number, group in enumerate(_groups(part, RETRIEVE_GROUP)):
@@ -367,15 +375,24 @@ def run_batch(
         return done
 
     parts = _slices(todo, min(workers, len(todo)))
-    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        results = [item for chunk in pool.map(work, parts) for item in chunk]
+    try:
+        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+            results = [item for chunk in pool.map(work, parts) for item in chunk]
+    finally:
+        totals = background.close() if background is not None else None
+    if totals is None:
+        totals = WriteResult(
+            written=sum(w.written for _, w in results),
+            spooled=sum(w.spooled for _, w in results),
+            lost=sum(w.lost for _, w in results),
+        )
     return BatchResult(
         batch_id=batch_id,
         case_ids=[case.id for case in todo if case.id not in failures],
         runs=[summary for summary, _ in results],
-        written=sum(w.written for _, w in results),
-        spooled=sum(w.spooled for _, w in results),
-        lost=sum(w.lost for _, w in results),
+        written=totals.written,
+        spooled=totals.spooled,
+        lost=totals.lost,
         skipped=[case.id for case in cases if case.id in skip],
         failed=[failures[case.id] for case in todo if case.id in failures],
     )

@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Iterable, Sequence
@@ -37,6 +38,11 @@ from esbubble.store.names import IndexNames
 log = logging.getLogger(__name__)
 
 BULK_MAX_RETRIES = 5
+# Trace records per bulk request. The client's default (500) cut every background batch
+# into requests of 500; osmem re-indexes piled-up runs of 100–999 documents, so fewer,
+# larger requests halve its cost per record (docs/benchmarks.md). ~1.5 KB a record,
+# so a request stays well under Elasticsearch's recommended 5–15 MB.
+TRACE_BULK_ACTIONS = 5000
 PAGE_SIZE = 1000
 _MONTHLY = re.compile(r"-(\d{4})\.(\d{2})$")
 _DURATION = re.compile(r"(\d+)\s*([dhm])")
@@ -75,7 +81,9 @@ def _reason(error: ApiError | TransportError) -> str:
     return error.message if isinstance(error, ApiError) else str(error)
 
 
-def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+def _bulk(
+    client: Elasticsearch, actions: Sequence[dict[str, Any]], *, chunk_size: int = 500
+) -> tuple[int, list[dict[str, Any]]]:
     """Index ``actions``; return how many were written and the actions that failed (in action order).
 
     Failed items are matched by ``_id`` (ids are unique per call) because
@@ -86,6 +94,7 @@ def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int
     for ok, item in streaming_bulk(
         client,
         iter(actions),
+        chunk_size=chunk_size,
         max_retries=BULK_MAX_RETRIES,
         initial_backoff=0.5,
         raise_on_error=False,
@@ -111,7 +120,7 @@ def _write_actions(
 ) -> tuple[int, list[dict[str, Any]], str | None]:
     """Bulk-write and refresh; how many were written, the actions that failed, and why all failed if so."""
     try:
-        written, failed = _bulk(client, actions)
+        written, failed = _bulk(client, actions, chunk_size=TRACE_BULK_ACTIONS)
         if written:
             _refresh(client, names)
     except (ApiError, TransportError) as problem:
@@ -195,12 +204,22 @@ class TraceWriter:
 _Run = tuple[RunManifest, Sequence[TraceRecord]]
 
 
+class _Flush:
+    """Queued by ``flush()``: write the batch being collected now, without waiting out the linger."""
+
+
+_FLUSH = _Flush()
+
+
 class BackgroundTraceWriter(TraceWriter):
     """A ``TraceWriter`` that never blocks the bubble: ``write`` queues the run and returns at once.
 
-    One thread serialises the queued runs and bulk-writes several at a time
-    (up to ``max_actions`` per request, one refresh per request); what the
-    cluster refuses is spooled per run, as ``TraceWriter.write`` does.
+    One thread serialises the queued runs and bulk-writes several at a time,
+    one refresh per request: it waits up to ``linger_s`` for at least
+    ``min_actions`` records (fewer, larger requests cost the engine less per
+    record), never sends more than ``max_actions`` at once, and writes what
+    it has as soon as ``flush()`` or ``close()`` asks. What the cluster
+    refuses is spooled per run, as ``TraceWriter.write`` does.
     ``close()`` (or leaving the ``with`` block) waits until every queued
     record is written or spooled, and an ``atexit`` hook closes a writer its
     owner forgot, so a normal exit never loses a record. ``flush()`` waits
@@ -208,11 +227,20 @@ class BackgroundTraceWriter(TraceWriter):
     """
 
     def __init__(
-        self, client: Elasticsearch, names: IndexNames, home: Path, *, max_actions: int = 5000
+        self,
+        client: Elasticsearch,
+        names: IndexNames,
+        home: Path,
+        *,
+        min_actions: int = 1000,
+        max_actions: int = TRACE_BULK_ACTIONS,
+        linger_s: float = 0.5,
     ) -> None:
         super().__init__(client, names, home)
+        self._min_actions = min_actions
         self._max_actions = max_actions
-        self._queue: queue.Queue[_Run | None] = queue.Queue()
+        self._linger_s = linger_s
+        self._queue: queue.Queue[_Run | _Flush | None] = queue.Queue()
         self._lock = threading.Lock()
         self._written = self._spooled = self._lost = 0
         self._closed = False
@@ -240,6 +268,7 @@ class BackgroundTraceWriter(TraceWriter):
     def flush(self) -> None:
         """Wait until everything queued so far is written (or spooled)."""
         if self._thread.is_alive():
+            self._queue.put(_FLUSH)
             self._queue.join()
 
     def close(self) -> WriteResult:
@@ -251,7 +280,7 @@ class BackgroundTraceWriter(TraceWriter):
         self._thread.join()
         atexit.unregister(self.close)
         # Should the thread have died on a bug, nothing queued is dropped: it goes to the spool.
-        leftover = [item for item in _drain_now(self._queue) if item is not None]
+        leftover = [item for item in _drain_now(self._queue) if isinstance(item, tuple)]
         for manifest, records in leftover:
             self._tally(self._spool(manifest.run_id, 0, self.actions(manifest, records), "writer stopped"))
         return WriteResult(written=self._written, spooled=self._spooled, lost=self._lost)
@@ -261,15 +290,31 @@ class BackgroundTraceWriter(TraceWriter):
         self._spooled += result.spooled
         self._lost += result.lost
 
+    def _collect(self) -> list[_Run | _Flush | None]:
+        """The next batch: wait for one item, then up to ``linger_s`` for ``min_actions`` records.
+
+        The batch ends early at a flush or close marker, and never grows past
+        ``max_actions`` (a run is never split).
+        """
+        batch: list[_Run | _Flush | None] = [self._queue.get()]
+        size = _actions_of(batch[0])
+        deadline = time.monotonic() + self._linger_s
+        while isinstance(batch[-1], tuple) and size < self._max_actions:
+            try:
+                if size >= self._min_actions:
+                    item = self._queue.get_nowait()
+                else:
+                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            batch.append(item)
+            size += _actions_of(item)
+        return batch
+
     def _drain(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            size = 0 if batch[0] is None else len(batch[0][1]) + 1
-            while batch[-1] is not None and size < self._max_actions and not self._queue.empty():
-                item = self._queue.get_nowait()
-                batch.append(item)
-                size += 0 if item is None else len(item[1]) + 1
-            runs = [item for item in batch if item is not None]
+            batch = self._collect()
+            runs = [item for item in batch if isinstance(item, tuple)]
             try:
                 if runs:
                     self._write_runs(runs)
@@ -297,8 +342,12 @@ class BackgroundTraceWriter(TraceWriter):
                 self._tally(self._spool(run_id, 0, refused, why))
 
 
-def _drain_now(items: queue.Queue[_Run | None]) -> list[_Run | None]:
-    drained: list[_Run | None] = []
+def _actions_of(item: _Run | _Flush | None) -> int:
+    return len(item[1]) + 1 if isinstance(item, tuple) else 0
+
+
+def _drain_now(items: queue.Queue[_Run | _Flush | None]) -> list[_Run | _Flush | None]:
+    drained: list[_Run | _Flush | None] = []
     while True:
         try:
             drained.append(items.get_nowait())
