@@ -111,12 +111,13 @@ class _Gates:
     Gate results are immutable values and most repeat within a run (the same
     overlap, the same chunk size against the same remaining budget, the same
     chunk count), so each distinct verdict is built once and shared. Only the
-    relevance verdict, whose value is the candidate's own score, is always new.
+    verdicts that depend on the candidate alone (its score, its overlap) are mostly new.
     """
 
     def __init__(self, params: BubbleParams, switches: VariantSwitches) -> None:
         self.params = params
         self.enabled: dict[GateName, bool] = {
+            "relevance": True,
             "redundancy": switches.redundancy,
             "section_budget": switches.section_budgets,
             "global_budget": True,
@@ -139,7 +140,7 @@ class _Gates:
         value = overlap(scored.words, state.words)
         tokens = float(scored.tokens)
         gates = [
-            gate_result("relevance", scored.score_final, params.min_score),
+            self._shared("relevance", scored.score_final, params.min_score),
             self._shared("redundancy", value, params.overlap_threshold),
             self._shared("section_budget", tokens, section_limit),
             self._shared("global_budget", tokens, state.budget_remaining()),

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.config import parse_config
 from esbubble.errors import InputError
+from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Chunk
+from esbubble.store.chunks import chunk_source
 from esbubble.store.query import RetrievalFilters, build_retrieval_query, prior_weight
+from esbubble.store.retrieve import candidates_from_hits
 
 
 def test_exact_body_with_priors_and_filters() -> None:
@@ -54,7 +60,7 @@ def test_exact_body_with_priors_and_filters() -> None:
             }
         },
         "size": 50,
-        "_source": list(Chunk.model_fields),
+        "_source": True,
         "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
         "track_scores": True,
     }
@@ -93,3 +99,21 @@ def test_prior_weight_is_monotonic(a: float, b: float) -> None:
     low, high = sorted((a, b))
     assert prior_weight(low) <= prior_weight(high)
     assert prior_weight(-high) <= prior_weight(-low)
+
+
+def _ingested(text: str) -> Chunk:
+    """The one chunk ingest makes of a short text file (with its stored terms)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "memo.txt"
+        path.write_text(text, encoding="utf-8")
+        [chunk] = read_document(path, IngestOptions(), doc_id="memo.txt")
+    return chunk
+
+
+def test_hits_keep_stored_terms_and_ignore_fields_a_newer_version_added() -> None:
+    chunk = _ingested("Sump pump to the sump pit.")
+    source = {**chunk_source(chunk), "added_by_a_newer_esbubble": {"x": 1}}
+    [candidate] = candidates_from_hits([{"_id": chunk.chunk_id, "_score": 2.5, "_source": source}])
+    assert candidate.chunk == chunk
+    assert candidate.chunk.terms is not None and candidate.chunk.terms.counts["sump"] == 2
+    assert (candidate.es_score, candidate.es_rank) == (2.5, 1)

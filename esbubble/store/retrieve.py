@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
 from esbubble.errors import EngineError
-from esbubble.models import Candidate, Chunk
+from esbubble.models import Candidate
+from esbubble.store.chunks import chunk_from_source
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters, build_retrieval_query
 
@@ -33,7 +34,7 @@ def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
     """Hits in engine order → candidates with their engine score and 1-based rank."""
     return [
         Candidate(
-            chunk=Chunk.model_validate(hit["_source"]), es_score=float(hit.get("_score") or 0.0), es_rank=rank
+            chunk=chunk_from_source(hit["_source"]), es_score=float(hit.get("_score") or 0.0), es_rank=rank
         )
         for rank, hit in enumerate(hits, start=1)
     ]
