@@ -20,7 +20,10 @@ from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Candidate, Chunk
+from esbubble.score import score_candidates
+from esbubble.select import RunContext, select, trace_records
 from esbubble.tokens import count_many, get_encoding
+from esbubble.variants import VARIANTS
 
 SAMPLE_FILES = ("quote_job.xlsx", "specification.pdf", "site_memo.md")
 
@@ -78,6 +81,32 @@ def postprocess_stats(
         results[f"postprocess_ms_p50_k{k}"] = round(percentile(samples, 0.5), 3)
         results[f"postprocess_ms_p95_k{k}"] = round(percentile(samples, 0.95), 3)
     return results
+
+
+def stage_stats(
+    queries: Sequence[str], chunks: Sequence[Chunk], config: BubbleConfig, k: int, *, rounds: int
+) -> dict[str, float]:
+    """Where ``build_bubble``'s time goes for K candidates: scoring, selection (both passes), trace."""
+    candidates = synthetic_candidates(chunks, k)
+    switches = VARIANTS[config.bubble.variant]
+    run = RunContext(
+        run_id="stages", now=datetime.now(UTC), query=None, query_digest="-", variant=config.bubble.variant,
+        delta=config.bubble.overlap_threshold,
+    )  # fmt: skip
+    samples: dict[str, list[float]] = {"score": [], "select": [], "trace": []}
+    for _ in range(rounds):
+        for query in queries:
+            started = time.perf_counter()
+            scored = score_candidates(query, candidates, config, use_priors=switches.priors)
+            scored_at = time.perf_counter()
+            selection = select(scored, config.bubble, switches, config.buckets.shares)
+            selected_at = time.perf_counter()
+            trace_records(selection.decisions, run)
+            done = time.perf_counter()
+            samples["score"].append((scored_at - started) * 1000.0)
+            samples["select"].append((selected_at - scored_at) * 1000.0)
+            samples["trace"].append((done - selected_at) * 1000.0)
+    return {f"postprocess_{stage}_ms_p50_k{k}": round(percentile(v, 0.5), 3) for stage, v in samples.items()}
 
 
 def tokenize_rate(chunks: Sequence[Chunk], encoding: str, *, rounds: int) -> float:
