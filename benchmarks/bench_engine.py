@@ -25,7 +25,7 @@ from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
 from esbubble.store.names import IndexNames
-from esbubble.store.retrieve import retrieve
+from esbubble.store.retrieve import Retrieval, retrieve
 from esbubble.store.templates import init_indices
 
 # Rows above this line in each sample sheet hold titles and headers; only rows below are replicated.
@@ -97,9 +97,15 @@ def bubble_samples(
 def _prepared_run(
     store: Store, query: str, config: BubbleConfig, run_id: str
 ) -> tuple[RunManifest, list[TraceRecord]]:
-    retrieval = retrieve(store, query, config)
+    return built_run(store, retrieve(store, query, config), config, run_id)
+
+
+def built_run(
+    store: Store, retrieval: Retrieval, config: BubbleConfig, run_id: str
+) -> tuple[RunManifest, list[TraceRecord]]:
+    """The manifest and trace records of one run on ``retrieval``, ready to write."""
     now = datetime.now(UTC)
-    bubble = build_bubble(query, retrieval.candidates, config, run_id=run_id, now=now)
+    bubble = build_bubble(retrieval.query, retrieval.candidates, config, run_id=run_id, now=now)
     manifest = build_manifest(
         bubble,
         config,

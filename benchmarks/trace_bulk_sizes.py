@@ -19,7 +19,6 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,8 @@ import bench_engine
 from bench_stats import machine
 from elasticsearch.helpers import bulk
 
-from esbubble.bubble import build_bubble
 from esbubble.config import load_profile
 from esbubble.ingest import ingest_paths
-from esbubble.manifest import build_manifest
 from esbubble.queryset import load_queries
 from esbubble.store.audit import TraceWriter
 from esbubble.store.connection import Store
@@ -50,22 +47,11 @@ def trace_actions(store: Store, records: int) -> list[dict[str, Any]]:
     writer = TraceWriter.for_store(store)
     retrievals = [retrieve(store, query, config) for query in queries]
     actions: list[dict[str, Any]] = []
-    now = datetime.now(UTC)
     number = 0
     while len(actions) < records:
         retrieval = retrievals[number % len(retrievals)]
-        bubble = build_bubble(retrieval.query, retrieval.candidates, config, run_id=f"size-{number}", now=now)
-        manifest = build_manifest(
-            bubble,
-            config,
-            index=store.names.chunks,
-            engine=store.engine,
-            request_body=retrieval.request_body,
-            index_doc_count=None,
-            timings_ms={},
-            now=now,
-        )
-        actions += writer.actions(manifest, bubble.trace)
+        manifest, trace = bench_engine.built_run(store, retrieval, config, f"size-{number}")
+        actions += writer.actions(manifest, trace)
         number += 1
     return actions[:records]
 
