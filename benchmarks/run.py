@@ -128,7 +128,8 @@ def measure(plan: Plan, url: str | None) -> dict[str, object]:
     results.update(
         bench_core.postprocess_stats(queries, chunks, config, (50, 200, 1000), rounds=plan.core_rounds)
     )
-    results.update(bench_core.stage_stats(queries, chunks, config, 200, rounds=plan.core_rounds))
+    for k in (200, 1000):
+        results.update(bench_core.stage_stats(queries, chunks, config, k, rounds=plan.core_rounds))
     results["tokenize_tokens_per_s"] = round(
         bench_core.tokenize_rate(chunks, config.bubble.encoding, rounds=plan.tokenize_rounds)
     )
