@@ -27,7 +27,7 @@ FinalReason = Literal[
     "expanded_into",
 ]
 # The reason a gate gives when it fails, in gate order (the first failing gate wins).
-GATE_REASONS: dict[str, FinalReason] = {
+GATE_REASONS: dict[GateName, FinalReason] = {
     "relevance": "low_relevance",
     "redundancy": "too_redundant",
     "section_budget": "section_budget_exceeded",

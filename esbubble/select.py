@@ -110,8 +110,8 @@ class _Gates:
 
     Gate results are immutable values and most repeat within a run (the same
     overlap, the same chunk size against the same remaining budget, the same
-    chunk count), so each distinct verdict is built once and shared. Only the
-    verdicts that depend on the candidate alone (its score, its overlap) are mostly new.
+    chunk count), so each distinct verdict is built once and shared. Verdicts
+    on the candidate's own values (its score, its overlap) repeat less often.
     """
 
     def __init__(self, params: BubbleParams, switches: VariantSwitches) -> None:
@@ -240,7 +240,7 @@ class RunContext:
 # The stage named in the trace for each final reason of selection.
 _STAGE_OF: dict[FinalReason, str] = {
     "passed_all_gates": "selection",
-    **{reason: GATE_STAGES[gate] for gate, reason in GATE_REASONS.items()},  # type: ignore[index]
+    **{reason: GATE_STAGES[gate] for gate, reason in GATE_REASONS.items()},
 }
 
 
