@@ -38,10 +38,11 @@ from esbubble.store.names import IndexNames
 log = logging.getLogger(__name__)
 
 BULK_MAX_RETRIES = 5
-# Trace records per bulk request. The client's default (500) cut every background batch
-# into requests of 500; osmem re-indexes piled-up runs of 100–999 documents, so fewer,
-# larger requests halve its cost per record (docs/benchmarks.md). ~1.5 KB a record,
-# so a request stays well under Elasticsearch's recommended 5–15 MB.
+# Audit records per bulk request (trace writes and spool replays). The client's default
+# (500) cut every background batch into requests of 500; osmem re-indexes piled-up runs
+# of 100–999 documents, so fewer, larger requests halve its cost per record
+# (docs/benchmarks.md). At ~1.5 KB a record, a request stays well under
+# Elasticsearch's recommended 5–15 MB.
 TRACE_BULK_ACTIONS = 5000
 PAGE_SIZE = 1000
 _MONTHLY = re.compile(r"-(\d{4})\.(\d{2})$")
@@ -81,9 +82,7 @@ def _reason(error: ApiError | TransportError) -> str:
     return error.message if isinstance(error, ApiError) else str(error)
 
 
-def _bulk(
-    client: Elasticsearch, actions: Sequence[dict[str, Any]], *, chunk_size: int = 500
-) -> tuple[int, list[dict[str, Any]]]:
+def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
     """Index ``actions``; return how many were written and the actions that failed (in action order).
 
     Failed items are matched by ``_id`` (ids are unique per call) because
@@ -94,7 +93,7 @@ def _bulk(
     for ok, item in streaming_bulk(
         client,
         iter(actions),
-        chunk_size=chunk_size,
+        chunk_size=TRACE_BULK_ACTIONS,
         max_retries=BULK_MAX_RETRIES,
         initial_backoff=0.5,
         raise_on_error=False,
@@ -120,7 +119,7 @@ def _write_actions(
 ) -> tuple[int, list[dict[str, Any]], str | None]:
     """Bulk-write and refresh; how many were written, the actions that failed, and why all failed if so."""
     try:
-        written, failed = _bulk(client, actions, chunk_size=TRACE_BULK_ACTIONS)
+        written, failed = _bulk(client, actions)
         if written:
             _refresh(client, names)
     except (ApiError, TransportError) as problem:
