@@ -167,12 +167,10 @@ def finish(
             "encoding": options.encoding,
             "text": draft.text,
             "compare_text": draft.compare_text,
-            # The terms derive from the texts; their version is hashed so that a re-ingest
-            # after a tokenizer change rewrites every chunk with fresh terms.
-            "terms_version": TERMS_VERSION,
         }
-        digest = content_hash(fields)
-        del fields["terms_version"]
+        # The terms derive from the texts; their version is hashed so that a re-ingest
+        # after a tokenizer change rewrites every chunk with fresh terms.
+        digest = content_hash({**fields, "terms_version": TERMS_VERSION})
         terms = ChunkTerms(
             version=TERMS_VERSION, counts=term_counts(draft.text), compare=distinct_terms(draft.compare_text)
         )
