@@ -256,7 +256,7 @@ def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceR
         scored = decision.scored
         candidate = scored.candidate
         chunk = candidate.chunk
-        selected = decision.selection_order is not None
+        selected = decision.selected
         details = StepDetails.trusted(
             {
                 "gates": decision.gates,
