@@ -14,7 +14,7 @@ from datetime import datetime
 from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
-from esbubble.score import resolve_theta, score_candidates
+from esbubble.score import engine_order_key, resolve_theta, score_candidates
 from esbubble.select import Decision, RunContext, query_hash, select, trace_records
 from esbubble.text import check_query_text
 from esbubble.variants import VARIANTS
@@ -64,6 +64,8 @@ def build_bubble(
     switches = VARIANTS[chosen]
     params = config.bubble
     scored = score_candidates(query, candidates, config, use_priors=switches.priors)
+    if switches.engine_order:
+        scored.sort(key=engine_order_key)
     selection = select(scored, params, switches, config.buckets.shares)
     run = RunContext(
         run_id=run_id,

@@ -278,7 +278,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("query")
 @profile_option
 @budget_option
-@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
 @index_option
 @redact_option
@@ -315,7 +315,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("query")
 @profile_option
 @budget_option
-@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
 @index_option
 @json_option
@@ -450,7 +450,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("queryset", type=click.Path())
 @profile_option
 @budget_option
-@click.option("--variant", help="flat_topk, structure, diversity or full (default: the profile's).")
+@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option(
     "--compare", "baseline", metavar="RUN_OR_BATCH_ID", help="Show what changed against these runs."
 )

@@ -42,7 +42,7 @@ class BubbleParams(_Section):
     min_score: float = Field(default=0.0, description="a candidate needs score > min_score")
     slack_policy: Literal["strict", "global_pool"] = "global_pool"
     encoding: Encoding = "o200k_base"
-    variant: Literal["flat_topk", "structure", "diversity", "full"] = "full"
+    variant: Literal["engine_topk", "flat_topk", "structure", "diversity", "full"] = "full"
     stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
 
     @field_validator("length_norm")

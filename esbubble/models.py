@@ -13,7 +13,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 SourceType = Literal["xlsx", "csv", "pdf", "docx", "markdown", "text"]
-Variant = Literal["flat_topk", "structure", "diversity", "full"]
+Variant = Literal["engine_topk", "flat_topk", "structure", "diversity", "full"]
 GateName = Literal["relevance", "redundancy", "section_budget", "global_budget", "max_chunks"]
 FinalDecision = Literal["selected", "rejected"]
 FinalReason = Literal[

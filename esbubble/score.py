@@ -120,6 +120,11 @@ def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     return (-scored.score_final, scored.chunk_id)
 
 
+def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
+    """The engine's own order (``es_rank``), ties by chunk_id: the ``engine_topk`` baseline's order."""
+    return (scored.candidate.es_rank, scored.chunk_id)
+
+
 def score_candidates(
     query: str, candidates: Sequence[Candidate], config: BubbleConfig, *, use_priors: bool = True
 ) -> list[ScoredCandidate]:

@@ -117,11 +117,11 @@ class _Gates:
     def __init__(self, params: BubbleParams, switches: VariantSwitches) -> None:
         self.params = params
         self.enabled: dict[GateName, bool] = {
-            "relevance": True,
+            "relevance": switches.relevance_gate,
             "redundancy": switches.redundancy,
             "section_budget": switches.section_budgets,
             "global_budget": True,
-            "max_chunks": True,
+            "max_chunks": switches.max_chunks,
         }
         self.verdicts: dict[tuple[GateName, float, float], GateResult] = {}
 

@@ -73,7 +73,7 @@ EXPECTED: dict[Variant, dict[str, str]] = {
 }
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", list(EXPECTED))
 def test_variant_switches_exactly_its_stages(variant: Variant) -> None:
     bubble = build_bubble("slab membrane drainage", CANDIDATES, CONFIG, run_id="v", now=NOW, variant=variant)
     switches = VARIANTS[variant]
@@ -83,7 +83,7 @@ def test_variant_switches_exactly_its_stages(variant: Variant) -> None:
         gates = {g.gate: g for g in record.step_details.gates}
         assert gates["redundancy"].enabled is switches.redundancy
         assert gates["section_budget"].enabled is switches.section_budgets
-        # Always on, in every variant: relevance, global budget, max_chunks, length penalty.
+        # Always on, in every paper variant: relevance, global budget, max_chunks, length penalty.
         assert gates["relevance"].enabled and gates["global_budget"].enabled and gates["max_chunks"].enabled
         assert record.len_penalty == 0.5
         assert record.variant == variant
@@ -111,3 +111,27 @@ def test_token_matched_config_sets_the_budget_to_what_full_used() -> None:
 
 def test_token_matched_budget_is_at_least_one_token() -> None:
     assert token_matched_config(CONFIG, 0).bubble.token_budget == 1
+
+
+def test_engine_topk_takes_the_engine_order_and_skips_what_does_not_fit() -> None:
+    """The peer baseline: es_rank order, only the global budget decides; a chunk too big is skipped."""
+    ranked = [
+        Candidate(chunk=text_candidate("first", "A", "unrelated words", 120).chunk, es_rank=1),
+        Candidate(chunk=text_candidate("too_big", "B", "slab", 100).chunk, es_rank=2),
+        Candidate(chunk=text_candidate("third", "A", "unrelated words", 60).chunk, es_rank=3),
+        Candidate(chunk=text_candidate("fourth", "C", "slab slab slab", 30).chunk, es_rank=4),
+    ]
+    bubble = build_bubble("slab", ranked, CONFIG, run_id="r", now=NOW, variant="engine_topk")
+    assert [s.chunk.chunk_id for s in bubble.selected] == ["first", "third"]
+    by_id = {r.chunk_id: r for r in bubble.trace}
+    assert [by_id[c].rank for c in ("first", "too_big", "third", "fourth")] == [1, 2, 3, 4]
+    assert by_id["too_big"].final_reason == "budget_exceeded"
+    assert by_id["fourth"].final_reason == "budget_exceeded"  # 200 - 180 = 20 < 30
+    gates = {g.gate: g.enabled for g in by_id["first"].step_details.gates}
+    assert gates == {
+        "relevance": False,
+        "redundancy": False,
+        "section_budget": False,
+        "global_budget": True,
+        "max_chunks": False,
+    }
