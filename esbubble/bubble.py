@@ -14,6 +14,7 @@ from datetime import datetime
 from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
+from esbubble.relevance import TermStats
 from esbubble.score import engine_order_key, resolve_theta, score_candidates
 from esbubble.select import Decision, RunContext, query_hash, select, trace_records
 from esbubble.text import check_query_text
@@ -38,6 +39,7 @@ def _selected_chunk(decision: Decision) -> SelectedChunk:
         selection_order=decision.selection_order,
         chunk=scored.candidate.chunk,
         tf=scored.tf,
+        relevance=scored.relevance,
         boost=scored.boost,
         len_penalty=scored.len_penalty,
         score=scored.score_final,
@@ -56,17 +58,24 @@ def build_bubble(
     batch_id: str | None = None,
     variant: Variant | None = None,
     redact_query: bool = False,
+    stats: TermStats | None = None,
 ) -> Bubble:
-    """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's."""
+    """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's.
+
+    ``stats`` are the chunk index's term statistics for ``relevance = "bm25"``
+    (``esbubble.store.retrieve`` fetches them with the candidates); without
+    them the candidate set's own document frequencies are used.
+    """
     check_query_text(query)
     _check_unique(candidates)
     chosen: Variant = variant or config.bubble.variant
     switches = VARIANTS[chosen]
     params = config.bubble
-    scored = score_candidates(query, candidates, config, use_priors=switches.priors)
+    scoring = score_candidates(query, candidates, config, use_priors=switches.priors, stats=stats)
+    scored = scoring.scored
     if switches.engine_order:
         scored.sort(key=engine_order_key)
-    selection = select(scored, params, switches, config.buckets.shares)
+    selection = select(scored, params, switches, config.buckets.shares, scoring.facets)
     run = RunContext(
         run_id=run_id,
         now=now,
@@ -76,7 +85,7 @@ def build_bubble(
         delta=params.overlap_threshold,
         batch_id=batch_id,
     )
-    trace = trace_records(selection.decisions, run)
+    trace = trace_records(selection.decisions, run, scoring.facets)
     chosen_decisions = sorted(
         (d for d in selection.decisions if d.selection_order is not None),
         key=lambda d: d.selection_order or 0,
@@ -93,5 +102,7 @@ def build_bubble(
         query_redacted=redact_query,
         theta=resolve_theta(candidates, params.length_norm),
         bucket_caps=selection.bucket_caps,
+        bucket_shares=selection.bucket_shares,
+        term_stats=scoring.stats.to_json() if scoring.stats is not None else None,
         pool=selection.pool,
     )

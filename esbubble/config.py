@@ -37,13 +37,42 @@ class BubbleParams(_Section):
     token_budget: int = Field(default=800, gt=0, le=2_000_000, description="T_B, tokens")
     overlap_threshold: float = Field(default=0.55, gt=0.0, le=1.0, description="δ, 0 < δ ≤ 1")
     candidate_k: int = Field(default=200, ge=1, le=10_000, description="K candidates from the engine")
-    max_chunks: int = Field(default=10, ge=1, le=10_000)
+    max_chunks: int = Field(default=100, ge=1, le=10_000)
     length_norm: Literal["median"] | float = Field(default="median", description="θ: 'median' or > 0")
     min_score: float = Field(default=0.0, description="a candidate needs score > min_score")
     slack_policy: Literal["strict", "global_pool"] = "global_pool"
     encoding: Encoding = "o200k_base"
     variant: Literal["engine_topk", "flat_topk", "structure", "diversity", "full"] = "full"
     stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
+    relevance: Literal["bm25", "tf"] = Field(
+        default="bm25", description="'bm25': idf-weighted, saturated, analysed terms; 'tf': the paper's eq. 5"
+    )
+    selection: Literal["coverage", "score"] = Field(
+        default="coverage",
+        description="'coverage': marginal gain per token; 'score': the paper's order",
+    )
+    context_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="a query term in the context counts this, vs 1 in the text",
+    )
+    k1: float = Field(default=1.2, gt=0.0, le=10.0, description="bm25 term-frequency saturation")
+    covered_weight: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="share of a facet's weight earned once the bubble covers it",
+    )
+    fill_with_priors: bool = Field(
+        default=False, description="may a chunk that matches no query facet enter on its prior alone"
+    )
+    share_floor: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="part of unlisted buckets' shares split equally, not by relevance",
+    )
 
     @field_validator("length_norm")
     @classmethod

@@ -58,5 +58,7 @@ def build_manifest(
         esbubble_version=esbubble.__version__,
         request_body=request_body,
         totals=totals,
+        term_stats=bubble.term_stats,
+        bucket_shares=bubble.bucket_shares,
         timings_ms=dict(timings_ms),
     )

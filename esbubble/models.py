@@ -73,16 +73,20 @@ class _Record(BaseModel):
 class ChunkTerms(_Record):
     """A chunk's normalised terms, computed at ingest so post-processing never re-tokenises.
 
-    ``counts`` counts every token of ``text`` (what tf and keyword priors need);
-    ``compare`` lists the distinct tokens of ``compare_text`` (the redundancy
-    gate's words before stop words are removed). ``version`` is
-    ``esbubble.text.TERMS_VERSION`` at ingest; a chunk whose version differs is
-    scored from its text instead.
+    ``counts`` counts every token of ``text`` (what the paper's tf and keyword
+    priors need); ``compare`` lists the distinct tokens of ``compare_text`` (the
+    redundancy gate's words before stop words are removed); ``stems`` and
+    ``context_stems`` count the analysed terms of ``text`` and ``context``, as
+    the chunk index's ``english`` analyzer makes them (what ``bm25`` relevance
+    counts). ``version`` is ``esbubble.text.TERMS_VERSION`` at ingest; a chunk
+    whose version differs is scored from its text instead.
     """
 
     version: int
     counts: dict[str, int]
     compare: list[str]
+    stems: dict[str, int] = Field(default_factory=dict)
+    context_stems: dict[str, int] = Field(default_factory=dict)
 
 
 class Chunk(_Record):
@@ -109,6 +113,10 @@ class Chunk(_Record):
     content_hash: str
     text: str
     compare_text: str
+    context: str = Field(
+        default="",
+        description="title, heading path or sheet name, column headers: searched, weighted lower",
+    )
     terms: ChunkTerms | None = Field(
         default=None, description="precomputed at ingest; None for chunks indexed before esbubble stored them"
     )
@@ -161,6 +169,17 @@ class ReplacementEvent(_Record):
     loop: int
 
 
+class TermMatch(_Record):
+    """One analysed query term in one chunk: its idf, its counts, and what it contributed."""
+
+    facet: str
+    term: str
+    idf: float
+    tf: int
+    context_tf: int
+    weight: float = Field(description="idf · saturation(tf + context_weight · context_tf)")
+
+
 class StepDetails(_Record):
     """Everything a stage decided about one candidate (stored, not indexed)."""
 
@@ -172,6 +191,12 @@ class StepDetails(_Record):
     expansion: list[ExpansionEvent] = Field(default_factory=list)
     replacement: ReplacementEvent | None = None
     notes: list[str] = Field(default_factory=list)
+    terms: list[TermMatch] = Field(
+        default_factory=list, description="bm25: each query term the chunk matches, with its idf and weight"
+    )
+    covered: list[str] = Field(
+        default_factory=list, description="coverage selection: the facets the bubble covered at decision time"
+    )
 
 
 class TraceRecord(_Record):
@@ -184,7 +209,7 @@ class TraceRecord(_Record):
     query: str | None = Field(description="None when the query is redacted")
     query_hash: str
     variant: Variant
-    rank: int = Field(ge=1, description="position in descending score order (ties by chunk_id)")
+    rank: int = Field(ge=1, description="order in which selection decided the candidate (1 = first)")
     chunk_id: str
     doc_id: str
     section: str
@@ -193,11 +218,15 @@ class TraceRecord(_Record):
     row_number: int | None
     page: int | None
     token_count: int
-    tf: float
+    tf: float = Field(description="eq. 5: occurrences of the query terms in the text")
+    relevance: float = Field(description="tf (relevance = 'tf') or the Σ of facet weights (bm25)")
     boost: float
     len_penalty: float
-    score_raw: float
-    score_final: float
+    score_raw: float = Field(description="relevance + boost")
+    score_final: float = Field(description="(relevance + boost) · len_penalty")
+    gain: float = Field(description="what selection ranked by: score_final, or the marginal gain")
+    facets: list[str] = Field(description="the query facets the chunk matches (text or context)")
+    facets_new: list[str] = Field(description="of those, the ones the bubble did not cover at decision time")
     es_score: float
     es_rank: int
     overlap: float
@@ -246,6 +275,10 @@ class RunManifest(_Record):
     esbubble_version: str
     request_body: dict[str, Any] | None = Field(default=None, description="the exact retrieval request")
     totals: RunTotals
+    term_stats: dict[str, Any] | None = Field(
+        default=None, description="bm25: the engine's document count and per-term document frequencies used"
+    )
+    bucket_shares: dict[str, float] = Field(default_factory=dict, description="ρ_b per bucket, as resolved")
     timings_ms: dict[str, float] = Field(default_factory=dict)
     status: Literal["ok", "failed"] = "ok"
     error: str | None = None
@@ -258,6 +291,7 @@ class SelectedChunk(_Record):
     selection_order: int
     chunk: Chunk
     tf: float
+    relevance: float
     boost: float
     len_penalty: float
     score: float
@@ -279,6 +313,10 @@ class Bubble(_Record):
     query_redacted: bool = False
     theta: float | None = Field(default=None, description="θ of the length penalty, resolved")
     bucket_caps: dict[str, int] = Field(default_factory=dict, description="ρ_b·T_B per bucket, whole tokens")
+    bucket_shares: dict[str, float] = Field(default_factory=dict, description="ρ_b per bucket, as resolved")
+    term_stats: dict[str, Any] | None = Field(
+        default=None, description="bm25: document count and frequencies"
+    )
     pool: int | None = Field(default=None, description="global_pool slack available to the second pass")
 
     @property

@@ -39,7 +39,8 @@ from esbubble.models import (
     StepDetails,
     TraceRecord,
 )
-from esbubble.score import chunk_terms, contains_phrase, length_penalty, structural_prior, term_frequency
+from esbubble.relevance import TermStats
+from esbubble.score import ScoredCandidate, contains_phrase, score_one
 from esbubble.select import query_hash, trace_id
 from esbubble.text import query_terms, tokenize, word_set
 from esbubble.variants import VARIANTS
@@ -144,27 +145,17 @@ def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config
     )
 
 
-@dataclass(frozen=True)
-class _Scores:
-    tf: float
-    boost: float
-    len_penalty: float
-    score_raw: float
-    score: float
-
-
-def _score(chunk: Chunk, bubble: Bubble, config: BubbleConfig) -> _Scores:
-    """eq. 5–8 for a newcomer, with the bubble's own θ (so its score is comparable)."""
-    counts, _ = chunk_terms(chunk)
-    tf = float(term_frequency(query_terms(bubble.query, config.bubble.stop_words), counts))
-    use_priors = VARIANTS[bubble.variant].priors
-    boost = (
-        structural_prior(chunk.section, bucket_of(chunk, config), counts, chunk.text, config.priors)
-        if use_priors
-        else 0.0
+def _score(chunk: Chunk, bubble: Bubble, config: BubbleConfig) -> ScoredCandidate:
+    """eq. 5–8 for a newcomer, with the bubble's own θ and term statistics (so its score is comparable)."""
+    stats = TermStats.from_json(bubble.term_stats) if bubble.term_stats is not None else None
+    return score_one(
+        bubble.query,
+        Candidate(chunk=chunk),
+        config,
+        use_priors=VARIANTS[bubble.variant].priors,
+        theta=bubble.theta or 1.0,
+        stats=stats,
     )
-    lp = length_penalty(chunk.token_count, bubble.theta or 1.0)
-    return _Scores(tf=tf, boost=boost, len_penalty=lp, score_raw=tf + boost, score=(tf + boost) * lp)
 
 
 def _swap_gates(
@@ -185,7 +176,7 @@ def _swap_gates(
     # Never grow the token total: the newcomer may spend at most what the victim frees.
     tokens_left = float(min(bubble.budget - state.used, victim.token_count))
     return [
-        relevance_gate(_score(newcomer, bubble, config).score, config.bubble.min_score),
+        relevance_gate(_score(newcomer, bubble, config).score_final, config.bubble.min_score),
         redundancy_gate(
             overlap(word_set(newcomer.compare_text, config.bubble.stop_words), rest_words),
             bubble.delta,
@@ -222,10 +213,14 @@ def _newcomer_record(
             "page": chunk.page,
             "token_count": chunk.token_count,
             "tf": scores.tf,
+            "relevance": scores.relevance,
             "boost": scores.boost,
             "len_penalty": scores.len_penalty,
             "score_raw": scores.score_raw,
-            "score_final": scores.score,
+            "score_final": scores.score_final,
+            "gain": scores.score_final,
+            "facets": [],
+            "facets_new": [],
             "es_score": candidate.es_score,
             "es_rank": candidate.es_rank,
             "overlap": details.gates[1].value,
@@ -343,9 +338,10 @@ class _RepairState:
             selection_order=order,
             chunk=candidate.chunk,
             tf=scores.tf,
+            relevance=scores.relevance,
             boost=scores.boost,
             len_penalty=scores.len_penalty,
-            score=scores.score,
+            score=scores.score_final,
             es_score=candidate.es_score,
             overlap=swap.gates[1].value,
         )

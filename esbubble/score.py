@@ -1,8 +1,11 @@
-"""Scoring, DESIGN.md eq. 5–8: ``score = (tf + prior) · lp``.
+"""Scoring, the paper's eq. 5–8: ``score = (relevance + prior) · lp``.
 
-Every quantity depends only on the candidate itself, the query, the profile
-and θ (a statistic of the whole candidate set), so scores do not depend on
-the order candidates arrive in.
+``relevance`` is the paper's tf (``relevance = "tf"``) or the idf-weighted,
+saturated weight of the query facets a chunk matches in its text and context
+(``relevance = "bm25"``, see ``esbubble.relevance``). Every quantity depends
+only on the candidate itself, the query, the profile, the term statistics and
+θ (a statistic of the whole candidate set), so scores do not depend on the
+order candidates arrive in.
 """
 
 from __future__ import annotations
@@ -13,8 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from esbubble.analysis import analyzed_counts
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.models import Candidate, Chunk
+from esbubble.relevance import (
+    Facet,
+    TermStats,
+    TermWeight,
+    bm25_weights,
+    query_facets,
+    stats_from_candidates,
+    tf_weights,
+)
 from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 
@@ -29,11 +42,14 @@ class ScoredCandidate(NamedTuple):
     candidate: Candidate
     bucket: str
     tf: float
+    relevance: float
     boost: float
     len_penalty: float
     score_raw: float
     score_final: float
     words: frozenset[str]
+    facet_weights: tuple[float, ...]
+    matches: tuple[TermWeight, ...] = ()
 
     @property
     def chunk_id(self) -> str:
@@ -115,6 +131,14 @@ def chunk_terms(chunk: Chunk) -> tuple[Mapping[str, int], Sequence[str]]:
     return term_counts(chunk.text), distinct_terms(chunk.compare_text)
 
 
+def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
+    """A chunk's analysed term counts in text and context: stored at ingest, else analysed now."""
+    terms = chunk.terms
+    if terms is not None and terms.version == TERMS_VERSION:
+        return terms.stems, terms.context_stems
+    return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
+
+
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     """Descending score, ties by chunk_id: the one order every stage uses."""
     return (-scored.score_final, scored.chunk_id)
@@ -125,35 +149,122 @@ def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
     return (scored.candidate.es_rank, scored.chunk_id)
 
 
-def score_candidates(
-    query: str, candidates: Sequence[Candidate], config: BubbleConfig, *, use_priors: bool = True
-) -> list[ScoredCandidate]:
-    """Score every candidate and return them in selection order (descending score, ties by chunk_id).
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """The scored candidates in score order, the query's facets, and the term statistics used (bm25)."""
 
-    With ``use_priors=False`` (variants without structure) the boost is 0, so
-    ``score_raw = tf + boost`` still holds in the trace. A chunk's stored terms
-    make tf and the keyword priors dictionary look-ups, with no tokenising;
-    the result equals tokenising its text (``tests/test_score_terms.py``).
-    """
-    params = config.bubble
-    terms = query_terms(query, params.stop_words)
-    theta = resolve_theta(candidates, params.length_norm)
-    keywords = prepare_keywords(config.priors.keywords)
-    stops = frozenset(params.stop_words)
-    scored: list[ScoredCandidate] = []
-    for candidate in candidates:
+    scored: list[ScoredCandidate]
+    facets: tuple[Facet, ...]
+    stats: TermStats | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """Everything about the query and profile that scoring one candidate needs, prepared once per run."""
+
+    config: BubbleConfig
+    facets: tuple[Facet, ...]
+    paper_terms: list[str]
+    keywords: list[Keyword]
+    stops: frozenset[str]
+    stats: TermStats | None
+    theta: float
+    use_priors: bool
+
+    @classmethod
+    def prepare(
+        cls, query: str, config: BubbleConfig, *, use_priors: bool, stats: TermStats | None, theta: float
+    ) -> _Query:
+        params = config.bubble
+        groups = {name: tuple(members) for name, members in config.repair.facets.items()}
+        return cls(
+            config=config,
+            facets=query_facets(query, params.stop_words, groups, analysed=params.relevance == "bm25"),
+            paper_terms=query_terms(query, params.stop_words),
+            keywords=prepare_keywords(config.priors.keywords),
+            stops=frozenset(params.stop_words),
+            stats=stats,
+            theta=theta,
+            use_priors=use_priors,
+        )
+
+    def score(self, candidate: Candidate) -> ScoredCandidate:
+        """eq. 5–8 for one candidate."""
+        config = self.config
+        params = config.bubble
         chunk = candidate.chunk
         counts, compare = chunk_terms(chunk)
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
-        tf = float(term_frequency(terms, counts))
+        tf = float(term_frequency(self.paper_terms, counts))
+        matches: tuple[TermWeight, ...] = ()
+        if self.stats is not None:
+            text_stems, context_stems = chunk_stems(chunk)
+            weights, matches = bm25_weights(
+                self.facets,
+                self.stats,
+                text_stems,
+                context_stems,
+                context_weight=params.context_weight,
+                k1=params.k1,
+            )
+            relevance = sum(weights, 0.0)
+        else:
+            weights = tf_weights(self.facets, counts)
+            relevance = tf
         boost = (
-            structural_prior(chunk.section, bucket, counts, chunk.text, config.priors, keywords=keywords)
-            if use_priors
+            structural_prior(chunk.section, bucket, counts, chunk.text, config.priors, keywords=self.keywords)
+            if self.use_priors
             else 0.0
         )
-        lp = length_penalty(chunk.token_count, theta)
-        raw = tf + boost
-        words = frozenset(compare).difference(stops)
-        scored.append(ScoredCandidate(candidate, bucket, tf, boost, lp, raw, raw * lp, words))
+        lp = length_penalty(chunk.token_count, self.theta)
+        raw = relevance + boost
+        words = frozenset(compare).difference(self.stops)
+        return ScoredCandidate(
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
+        )
+
+
+def score_candidates(
+    query: str,
+    candidates: Sequence[Candidate],
+    config: BubbleConfig,
+    *,
+    use_priors: bool = True,
+    stats: TermStats | None = None,
+) -> Scoring:
+    """Score every candidate; ``scored`` is in score order (descending score, ties by chunk_id).
+
+    With ``use_priors=False`` (variants without structure) the boost is 0, so
+    ``score_raw = relevance + boost`` still holds in the trace. Under ``bm25``
+    without ``stats`` (the pure core with no engine at hand) document
+    frequencies come from the candidate set itself. A chunk's stored terms
+    make every count a dictionary look-up, with no tokenising; the result
+    equals tokenising its text (``tests/test_score_terms.py``).
+    """
+    if config.bubble.relevance == "bm25" and stats is None:
+        stats = stats_from_candidates([chunk_stems(c.chunk) for c in candidates])
+    if config.bubble.relevance == "tf":
+        stats = None
+    theta = resolve_theta(candidates, config.bubble.length_norm)
+    prepared = _Query.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
+    scored = [prepared.score(candidate) for candidate in candidates]
     scored.sort(key=score_order_key)
-    return scored
+    return Scoring(scored=scored, facets=prepared.facets, stats=stats)
+
+
+def score_one(
+    query: str,
+    candidate: Candidate,
+    config: BubbleConfig,
+    *,
+    use_priors: bool,
+    theta: float,
+    stats: TermStats | None,
+) -> ScoredCandidate:
+    """Score one candidate as ``score_candidates`` would within a run whose θ and statistics are given
+    (repair scores a newcomer against the bubble it joins)."""
+    if config.bubble.relevance == "tf":
+        stats = None
+    elif stats is None:
+        stats = stats_from_candidates([chunk_stems(candidate.chunk)])
+    return _Query.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta).score(candidate)

@@ -1,24 +1,42 @@
 """Greedy selection under the gates, the slack policies, and the trace records.
 
-Candidates are considered once each in selection order (descending score,
-ties by chunk_id). Every gate is evaluated for every candidate; the first
-failing gate gives the reason. Under ``global_pool`` a second pass lets the
-candidates that only a bucket budget stopped spend what the buckets left
-unspent; under ``strict`` nothing is re-considered.
+Every candidate is decided once. Under ``selection = "score"`` (the paper)
+candidates are considered in descending score, ties by chunk_id. Under
+``selection = "coverage"`` the next candidate is the one with the best
+marginal gain now: the weight of the query facets it matches that the bubble
+does not cover yet (a covered facet still earns ``covered_weight`` of its
+weight), plus its prior, times its length penalty. Gains only fall as the
+bubble grows, so a lazy greedy (a heap of stale upper bounds, re-evaluated on
+top) finds the same order as recomputing every gain at every step. Every
+gate is evaluated for every candidate; the first failing gate gives the
+reason. Under ``global_pool`` a second pass lets the candidates that only a
+bucket budget stopped spend what the buckets left unspent; under ``strict``
+nothing is re-considered.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
 from esbubble.config import BubbleParams
 from esbubble.gates import GATE_STAGES, gate_result, overlap, reason_of
-from esbubble.models import GATE_REASONS, FinalReason, GateName, GateResult, StepDetails, TraceRecord, Variant
+from esbubble.models import (
+    GATE_REASONS,
+    FinalReason,
+    GateName,
+    GateResult,
+    StepDetails,
+    TermMatch,
+    TraceRecord,
+    Variant,
+)
+from esbubble.relevance import Facet
 from esbubble.score import ScoredCandidate
 from esbubble.variants import VariantSwitches
 
@@ -45,6 +63,8 @@ class Decision(NamedTuple):
     final_reason: FinalReason
     second_pass: Sequence[GateResult] = ()
     pool_remaining: float | None = None
+    gain: float = 0.0
+    covered: tuple[bool, ...] = ()
 
     @property
     def selected(self) -> bool:
@@ -57,22 +77,47 @@ class Selection:
 
     decisions: list[Decision]
     bucket_caps: dict[str, int]
+    bucket_shares: dict[str, float]
     pool: int | None
 
 
-def resolve_shares(present: Iterable[str], shares: Mapping[str, float]) -> dict[str, float]:
+def resolve_shares(
+    present: Iterable[str],
+    shares: Mapping[str, float],
+    mass: Mapping[str, float] | None = None,
+    floor: float = 1.0,
+) -> dict[str, float]:
     """ρ_b for every listed or present bucket.
 
     Listed buckets keep their share; present buckets that are not listed split
-    what the listed shares leave equally (with no shares at all, that is 1/n each).
+    what the listed shares leave: ``floor`` of it equally, the rest in
+    proportion to each bucket's relevance ``mass`` (equally when no bucket has
+    any, or when no masses are given — the paper's split).
     """
     resolved = dict(shares)
     unlisted = sorted({b for b in present if b not in shares})
-    if unlisted:
-        rest = max(0.0, 1.0 - sum(shares.values()))
-        for bucket in unlisted:
-            resolved[bucket] = rest / len(unlisted)
+    if not unlisted:
+        return resolved
+    rest = max(0.0, 1.0 - sum(shares.values()))
+    masses = {b: max(0.0, (mass or {}).get(b, 0.0)) for b in unlisted}
+    total = sum(masses.values())
+    for bucket in unlisted:
+        proportional = masses[bucket] / total if total > 0 else 1.0 / len(unlisted)
+        resolved[bucket] = rest * (floor / len(unlisted) + (1.0 - floor) * proportional)
     return resolved
+
+
+# How many of a bucket's best candidates make its relevance mass: enough to see more than one
+# match, few enough that a sheet of many weak matches does not outweigh one of a few strong ones.
+_MASS_DEPTH = 3
+
+
+def relevance_mass(scored: Sequence[ScoredCandidate]) -> dict[str, float]:
+    """Per bucket, the summed relevance of its best few candidates: how much a bucket has to offer."""
+    per_bucket: dict[str, list[float]] = {}
+    for candidate in scored:
+        per_bucket.setdefault(candidate.bucket, []).append(candidate.relevance)
+    return {b: sum(sorted(values, reverse=True)[:_MASS_DEPTH]) for b, values in per_bucket.items()}
 
 
 def bucket_caps(shares: Mapping[str, float], budget: int) -> dict[str, int]:
@@ -96,6 +141,9 @@ class _BubbleState:
 
     def bucket_remaining(self, bucket: str) -> float:
         return float(self.caps.get(bucket, 0) - self.bucket_spent.get(bucket, 0))
+
+    def bucket_limit(self, scored: ScoredCandidate) -> float:
+        return self.bucket_remaining(scored.bucket)
 
     def admit(self, scored: ScoredCandidate) -> int:
         self.spent += scored.tokens
@@ -132,6 +180,14 @@ class _Gates:
             found = self.verdicts[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
         return found
 
+    def relevance_value(self, scored: ScoredCandidate) -> float:
+        """What the relevance gate measures: the score, or under bm25 without ``fill_with_priors`` the
+        relevance alone — a chunk that matches no query facet cannot enter on its prior."""
+        params = self.params
+        if params.relevance == "bm25" and not params.fill_with_priors:
+            return scored.relevance
+        return scored.score_final
+
     def run(
         self, scored: ScoredCandidate, state: _BubbleState, section_limit: float
     ) -> tuple[list[GateResult], float, FinalReason]:
@@ -140,7 +196,7 @@ class _Gates:
         value = overlap(scored.words, state.words)
         tokens = float(scored.tokens)
         gates = [
-            self._shared("relevance", scored.score_final, params.min_score),
+            self._shared("relevance", self.relevance_value(scored), params.min_score),
             self._shared("redundancy", value, params.overlap_threshold),
             self._shared("section_budget", tokens, section_limit),
             self._shared("global_budget", tokens, state.budget_remaining()),
@@ -149,22 +205,106 @@ class _Gates:
         return gates, value, reason_of(gates)
 
 
+class _Coverage:
+    """Which query facets the bubble covers, and each candidate's marginal gain given that."""
+
+    def __init__(self, facet_count: int, covered_weight: float) -> None:
+        self.covered = [False] * facet_count
+        self.covered_weight = covered_weight
+
+    def gain(self, scored: ScoredCandidate) -> float:
+        weights = scored.facet_weights
+        total = scored.boost
+        for index, weight in enumerate(weights):
+            if weight:
+                total += weight * self.covered_weight if self.covered[index] else weight
+        return total * scored.len_penalty
+
+    def snapshot(self) -> tuple[bool, ...]:
+        return tuple(self.covered)
+
+    def admit(self, scored: ScoredCandidate) -> None:
+        for index, weight in enumerate(scored.facet_weights):
+            if weight:
+                self.covered[index] = True
+
+
+def _score_order(
+    scored: Sequence[ScoredCandidate], coverage: _Coverage
+) -> Iterator[tuple[ScoredCandidate, float]]:
+    """The paper's order: as given (descending score), the gain being the score itself."""
+    for candidate in scored:
+        yield candidate, candidate.score_final
+
+
+def _gain_order(
+    scored: Sequence[ScoredCandidate], coverage: _Coverage
+) -> Iterator[tuple[ScoredCandidate, float]]:
+    """Best marginal gain first, re-evaluated lazily; ties by chunk_id. The caller admits between yields."""
+    heap = [(-coverage.gain(c), c.chunk_id, i) for i, c in enumerate(scored)]
+    heapq.heapify(heap)
+    while heap:
+        _, chunk_id, index = heapq.heappop(heap)
+        candidate = scored[index]
+        fresh = coverage.gain(candidate)
+        if heap and (-fresh, chunk_id) > heap[0][:2]:
+            heapq.heappush(heap, (-fresh, chunk_id, index))
+            continue
+        yield candidate, fresh
+
+
+Order = Callable[[Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCandidate, float]]]
+
+
 def select(
     scored: Sequence[ScoredCandidate],
     params: BubbleParams,
     switches: VariantSwitches,
     shares: Mapping[str, float],
+    facets: Sequence[Facet] = (),
 ) -> Selection:
-    """Greedy selection over ``scored`` (already in selection order)."""
-    caps = bucket_caps(resolve_shares((s.bucket for s in scored), shares), params.token_budget)
+    """Greedy selection over ``scored`` (given in score order, or engine order for ``engine_topk``)."""
+    bm25 = params.relevance == "bm25"
+    mass = relevance_mass(scored) if bm25 else None
+    resolved = resolve_shares((s.bucket for s in scored), shares, mass, params.share_floor if bm25 else 1.0)
+    caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)
+    coverage = _Coverage(len(facets), params.covered_weight)
+    order: Order = (
+        _gain_order if params.selection == "coverage" and not switches.engine_order else _score_order
+    )
+    decisions = _decide(
+        order(scored, coverage), state=state, gates=gates, coverage=coverage, section_limit=state.bucket_limit
+    )
+    pool: int | None = None
+    if params.slack_policy == "global_pool" and switches.section_budgets:
+        pool = sum(max(0, cap - state.bucket_spent.get(bucket, 0)) for bucket, cap in caps.items())
+        decisions = _second_pass(
+            decisions, state=state, gates=gates, coverage=coverage, order=order, pool=pool
+        )
+    return Selection(decisions=decisions, bucket_caps=caps, bucket_shares=resolved, pool=pool)
+
+
+def _decide(
+    ordered: Iterator[tuple[ScoredCandidate, float]],
+    *,
+    state: _BubbleState,
+    gates: _Gates,
+    coverage: _Coverage,
+    section_limit: Callable[[ScoredCandidate], float],
+) -> list[Decision]:
+    """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
-    for rank, candidate in enumerate(scored, start=1):
+    for rank, (candidate, gain) in enumerate(ordered, start=1):
         bucket_left = state.bucket_remaining(candidate.bucket)
         budget_left = state.budget_remaining()
-        results, value, reason = gates.run(candidate, state, bucket_left)
-        order = state.admit(candidate) if reason == "passed_all_gates" else None
+        covered = coverage.snapshot()
+        results, value, reason = gates.run(candidate, state, section_limit(candidate))
+        order = None
+        if reason == "passed_all_gates":
+            order = state.admit(candidate)
+            coverage.admit(candidate)
         decisions.append(
             Decision(
                 scored=candidate,
@@ -175,44 +315,59 @@ def select(
                 bucket_remaining=bucket_left,
                 selection_order=order,
                 final_reason=reason,
+                gain=gain,
+                covered=covered,
             )
         )
-    pool: int | None = None
-    if params.slack_policy == "global_pool" and switches.section_budgets:
-        pool = sum(max(0, cap - state.bucket_spent.get(bucket, 0)) for bucket, cap in caps.items())
-        decisions = _second_pass(decisions, state, gates, pool)
-    return Selection(decisions=decisions, bucket_caps=caps, pool=pool)
+    return decisions
 
 
-def _second_pass(decisions: list[Decision], state: _BubbleState, gates: _Gates, pool: int) -> list[Decision]:
-    """global_pool slack: re-consider, in order, the candidates only a bucket budget stopped."""
+def _fixed(limit: float) -> Callable[[ScoredCandidate], float]:
+    return lambda _: limit
+
+
+def _second_pass(
+    decisions: list[Decision],
+    *,
+    state: _BubbleState,
+    gates: _Gates,
+    coverage: _Coverage,
+    order: Order,
+    pool: int,
+) -> list[Decision]:
+    """global_pool slack: re-consider, in the selection order, the candidates only a bucket budget stopped.
+
+    Each keeps its first-pass rank; the second pass's gates, the pool left and
+    the gain at that time are added to its decision.
+    """
+    first_pass = {d.scored.chunk_id: d for d in decisions if d.final_reason == "section_budget_exceeded"}
+    if not first_pass:
+        return decisions
     pool_left = float(pool)
-    result: list[Decision] = []
-    for decision in decisions:
-        if decision.final_reason != "section_budget_exceeded":
-            result.append(decision)
-            continue
-        candidate = decision.scored
-        bucket_left = state.bucket_remaining(candidate.bucket)
-        budget_left = state.budget_remaining()
-        results, value, reason = gates.run(candidate, state, pool_left)
-        order = None
-        if reason == "passed_all_gates":
-            order = state.admit(candidate)
-        result.append(
-            decision._replace(
-                second_pass=results,
-                pool_remaining=pool_left,
-                overlap=value,
-                budget_remaining=budget_left,
-                bucket_remaining=bucket_left,
-                selection_order=order,
-                final_reason=reason,
-            )
+    redecided: dict[str, Decision] = {}
+    for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
+        limit = pool_left
+        [decision] = _decide(
+            iter([(candidate, gain)]),
+            state=state,
+            gates=gates,
+            coverage=coverage,
+            section_limit=_fixed(limit),
         )
-        if order is not None:
+        if decision.selected:
             pool_left -= candidate.tokens
-    return result
+        redecided[candidate.chunk_id] = first_pass[candidate.chunk_id]._replace(
+            second_pass=decision.gates,
+            pool_remaining=limit,
+            overlap=decision.overlap,
+            budget_remaining=decision.budget_remaining,
+            bucket_remaining=decision.bucket_remaining,
+            selection_order=decision.selection_order,
+            final_reason=decision.final_reason,
+            gain=decision.gain,
+            covered=decision.covered,
+        )
+    return [redecided.get(d.scored.chunk_id, d) for d in decisions]
 
 
 def trace_id(run_id: str, chunk_id: str) -> str:
@@ -244,7 +399,9 @@ _STAGE_OF: dict[FinalReason, str] = {
 }
 
 
-def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceRecord]:
+def trace_records(
+    decisions: Sequence[Decision], run: RunContext, facets: Sequence[Facet] = ()
+) -> list[TraceRecord]:
     """One trace record per decision: the paper's Appendix A1 fields plus gate details.
 
     Every value comes from a validated chunk or candidate, the config, or typed
@@ -257,6 +414,8 @@ def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceR
         candidate = scored.candidate
         chunk = candidate.chunk
         selected = decision.selected
+        matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=True) if weight]
+        covered = [facet.name for facet, done in zip(facets, decision.covered, strict=False) if done]
         details = StepDetails.trusted(
             {
                 "gates": decision.gates,
@@ -265,6 +424,20 @@ def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceR
                 "expansion": [],
                 "replacement": None,
                 "notes": [],
+                "terms": [
+                    TermMatch.trusted(
+                        {
+                            "facet": m.facet,
+                            "term": m.term,
+                            "idf": m.idf,
+                            "tf": m.tf,
+                            "context_tf": m.context_tf,
+                            "weight": m.weight,
+                        }
+                    )
+                    for m in scored.matches
+                ],
+                "covered": covered,
             }
         )
         record = {
@@ -285,10 +458,14 @@ def trace_records(decisions: Sequence[Decision], run: RunContext) -> list[TraceR
             "page": chunk.page,
             "token_count": chunk.token_count,
             "tf": scored.tf,
+            "relevance": scored.relevance,
             "boost": scored.boost,
             "len_penalty": scored.len_penalty,
             "score_raw": scored.score_raw,
             "score_final": scored.score_final,
+            "gain": decision.gain,
+            "facets": matched,
+            "facets_new": [name for name in matched if name not in covered],
             "es_score": candidate.es_score,
             "es_rank": candidate.es_rank,
             "overlap": decision.overlap,

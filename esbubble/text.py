@@ -38,9 +38,10 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
 
 
-# Bump when ``tokenize`` changes what it returns: chunks whose stored terms carry another
-# version are scored from their text until they are re-ingested.
-TERMS_VERSION = 1
+# Bump when ``tokenize`` or ``esbubble.analysis.analyze`` changes what it returns, or the stored
+# terms change shape: chunks whose stored terms carry another version are scored from their text
+# until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``.
+TERMS_VERSION = 2
 
 
 def term_counts(text: str) -> dict[str, int]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from esbubble.config import BubbleConfig, parse_config
 from esbubble.models import Candidate, Chunk
 
 
@@ -20,3 +23,10 @@ def text_candidate(chunk_id: str, section: str, text: str, tokens: int) -> Candi
         compare_text=text,
     )
     return Candidate(chunk=chunk)
+
+
+def paper_config(data: dict[str, Any] | None = None) -> BubbleConfig:
+    """A profile in the paper's mode (eq. 5 tf, descending-score selection) plus ``data``."""
+    data = dict(data or {})
+    data["bubble"] = {"relevance": "tf", "selection": "score", **data.get("bubble", {})}
+    return parse_config(data)

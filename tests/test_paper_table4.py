@@ -1,5 +1,7 @@
 """The paper's Table 4, rebuilt from the real formulas (no number is written into the result).
 
+Paper mode: ``relevance = "tf"`` (eq. 5) and ``selection = "score"`` (descending score).
+
 δ = 0.55, min_score = 1.0, every token count equals θ (the median) so lp = 0.5.
 The texts and the profile are chosen so that tf, boost and overlap come out
 as in the paper: X000918 tf 1 / boost 6.5, X000921 tf 0 / boost 6.0 / overlap
@@ -25,6 +27,8 @@ overlap_threshold = 0.55
 min_score = 1.0
 length_norm = "median"
 slack_policy = "strict"
+relevance = "tf"
+selection = "score"
 
 [priors.sections]
 "Scope of Works" = 6.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,6 +78,10 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "length_norm": draw(st.one_of(st.just("median"), st.floats(0.5, 200.0))),
             "slack_policy": draw(st.sampled_from(["strict", "global_pool"])),
             "variant": draw(st.sampled_from(["flat_topk", "structure", "diversity", "full"])),
+            "relevance": draw(st.sampled_from(["bm25", "tf"])),
+            "selection": draw(st.sampled_from(["coverage", "score"])),
+            "fill_with_priors": draw(st.booleans()),
+            "covered_weight": draw(st.floats(0.0, 1.0)),
         },
         "priors": {
             "sections": {s: draw(st.floats(-3.0, 6.0)) for s in draw(st.lists(st.sampled_from(SECTIONS)))},
@@ -91,12 +96,36 @@ def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bub
     return build_bubble(query, candidates, config, run_id="prop", now=NOW)
 
 
-def expected_shares(bubble_buckets: set[str], config: BubbleConfig) -> dict[str, float]:
-    """ρ_b as the issue states it, recomputed independently of the code under test."""
+def expected_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
+    """ρ_b as the README states it, recomputed independently of the code under test: listed shares
+    kept; the rest split equally (tf), or ``share_floor`` of it equally and the remainder in proportion
+    to each bucket's relevance mass, the summed relevance of its best three candidates (bm25)."""
     listed = config.buckets.shares
-    unlisted = [b for b in bubble_buckets if b not in listed]
+    relevances: dict[str, list[float]] = {}
+    for record in bubble.trace:
+        relevances.setdefault(record.bucket, []).append(record.relevance)
+    unlisted = [b for b in relevances if b not in listed]
     rest = max(0.0, 1.0 - sum(listed.values()))
-    return {**listed, **{b: rest / len(unlisted) for b in unlisted}}
+    if config.bubble.relevance == "tf":
+        return {**listed, **{b: rest / len(unlisted) for b in unlisted}}
+    mass = {b: sum(sorted(relevances[b], reverse=True)[:3]) for b in unlisted}
+    total = sum(mass.values())
+    floor = config.bubble.share_floor
+    return {
+        **listed,
+        **{
+            b: rest * (floor / len(unlisted) + (1 - floor) * (mass[b] / total if total else 1 / len(unlisted)))
+            for b in unlisted
+        },
+    }
+
+
+def facet_weights_of(record: TraceRecord) -> dict[str, float]:
+    """Each matched facet's weight: the best weight among its matched terms."""
+    weights: dict[str, float] = {}
+    for match in record.step_details.terms:
+        weights[match.facet] = max(weights.get(match.facet, 0.0), match.weight)
+    return {facet: weight for facet, weight in weights.items() if weight}
 
 
 def rederive(record: TraceRecord) -> tuple[str, str, str]:
@@ -105,7 +134,7 @@ def rederive(record: TraceRecord) -> tuple[str, str, str]:
     assert [g.gate for g in deciding] == list(STAGES)
     by_gate = {g.gate: g for g in deciding}
     # Each gate's numbers are the record's numbers.
-    assert by_gate["relevance"].value == record.score_final
+    assert by_gate["relevance"].value in (record.score_final, record.relevance)
     assert by_gate["redundancy"].value == record.overlap
     assert by_gate["redundancy"].limit == record.threshold
     assert by_gate["section_budget"].value == record.token_count
@@ -115,8 +144,13 @@ def rederive(record: TraceRecord) -> tuple[str, str, str]:
         assert by_gate["section_budget"].limit == record.step_details.pool_remaining
     else:
         assert by_gate["section_budget"].limit == record.bucket_remaining
-    assert record.score_raw == record.tf + record.boost
+    assert record.score_raw == record.relevance + record.boost
     assert record.score_final == record.score_raw * record.len_penalty
+    facet_weights = facet_weights_of(record)
+    if record.step_details.terms:  # bm25: relevance is the sum of each facet's best term weight
+        assert record.relevance == pytest.approx(sum(facet_weights.values()))
+    assert sorted(record.facets) == sorted(facet_weights) or not record.step_details.terms
+    assert set(record.facets_new) == set(record.facets) - set(record.step_details.covered)
     for gate in deciding:
         expected = RULES[gate.rule](gate.value, gate.limit) if gate.enabled else True
         assert gate.passed == expected
@@ -127,6 +161,27 @@ def rederive(record: TraceRecord) -> tuple[str, str, str]:
 
 
 common = settings(max_examples=150, deadline=None)
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    """Under coverage selection, a record's gain is (Σ weights of the facets it matches, a covered one
+    at ``covered_weight``, + boost) · lp; first-pass decisions come in non-increasing gain."""
+    config = config.with_overrides(selection="coverage", relevance="bm25")
+    bubble = _build(query, candidates, config)
+    first_pass: list[float] = []
+    for record in sorted(bubble.trace, key=lambda r: r.rank):
+        covered = set(record.step_details.covered)
+        weights = facet_weights_of(record)
+        share = config.bubble.covered_weight
+        gain = (sum(w * (share if f in covered else 1.0) for f, w in weights.items()) + record.boost)
+        assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
+        if not record.step_details.second_pass:
+            first_pass.append(record.gain)
+    assert all(a >= b - 1e-9 for a, b in zip(first_pass, first_pass[1:], strict=False))
 
 
 @common
@@ -146,8 +201,8 @@ def test_under_strict_no_bucket_exceeds_its_share(
 ) -> None:
     config = config.with_overrides(slack_policy="strict", variant="full")
     bubble = _build(query, candidates, config)
-    present = {config.buckets.bucket_of(c.chunk.section, c.chunk.bucket) for c in candidates}
-    shares = expected_shares(present, config)
+    shares = expected_shares(bubble, config)
+    assert bubble.bucket_shares == pytest.approx(shares)
     spent: dict[str, int] = {}
     for chosen in bubble.selected:
         bucket = config.buckets.bucket_of(chosen.chunk.section, chosen.chunk.bucket)
@@ -227,4 +282,7 @@ def test_every_decision_can_be_rederived_from_its_trace_record(
         decision, reason, stage = rederive(record)
         assert (decision, reason, stage) == (record.final_decision, record.final_reason, record.stage)
         assert record.step_decision == ("pass" if decision == "selected" else "fail")
-        assert record.score_final > config.bubble.min_score or decision == "rejected"
+        relevance_gate = record.step_details.gates[0]
+        paper_gate = config.bubble.relevance == "tf" or config.bubble.fill_with_priors
+        assert relevance_gate.value == (record.score_final if paper_gate else record.relevance)
+        assert relevance_gate.value > config.bubble.min_score or decision == "rejected"

@@ -217,7 +217,14 @@ def test_dwell_protects_a_just_inserted_chunk_in_the_next_loop(
 ) -> None:
     config = parse_config(
         {
-            "bubble": {"token_budget": 100, "max_chunks": 3, "variant": "structure"},
+            # the paper's tf scores make the utilities this case is built on
+            "bubble": {
+                "token_budget": 100,
+                "max_chunks": 3,
+                "variant": "structure",
+                "relevance": "tf",
+                "selection": "score",
+            },
             "repair": {"loops": 3, "dwell": dwell},
         }
     )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from factories import text_candidate
+from factories import paper_config, text_candidate
 
-from esbubble.config import PriorsConfig, parse_config
+from esbubble.config import PriorsConfig
 from esbubble.models import Candidate, Chunk
 from esbubble.score import (
     contains_phrase,
@@ -72,27 +72,27 @@ def test_theta_is_the_median_or_the_fixed_number(counts: list[int], norm: str | 
 
 
 def test_score_is_tf_plus_prior_times_penalty_in_descending_order() -> None:
-    config = parse_config({"priors": {"sections": {"A": 2.0, "B": -1.0}}, "bubble": {"length_norm": 10.0}})
+    config = paper_config({"priors": {"sections": {"A": 2.0, "B": -1.0}}, "bubble": {"length_norm": 10.0}})
     candidates = [
         _candidate("b1", "slab slab slab", section="B", tokens=10),  # (3 - 1) * 0.5 = 1.0
         _candidate("a1", "slab", section="A", tokens=30),  # (1 + 2) * 0.25 = 0.75
         _candidate("a0", "slab slab", section="A", tokens=10),  # (2 + 2) * 0.5 = 2.0
     ]
-    scored = score_candidates("slab", candidates, config)
+    scored = score_candidates("slab", candidates, config).scored
     assert [s.chunk_id for s in scored] == ["a0", "b1", "a1"]
     assert [s.score_final for s in scored] == [2.0, 1.0, 0.75]
     assert [s.score_raw for s in scored] == [4.0, 2.0, 3.0]
 
 
 def test_equal_scores_are_ordered_by_chunk_id() -> None:
-    config = parse_config({})
+    config = paper_config({})
     candidates = [_candidate(cid, "same text") for cid in ("c", "a", "b")]
-    assert [s.chunk_id for s in score_candidates("text", candidates, config)] == ["a", "b", "c"]
+    assert [s.chunk_id for s in score_candidates("text", candidates, config).scored] == ["a", "b", "c"]
 
 
 def test_without_priors_the_boost_is_zero() -> None:
-    config = parse_config({"priors": {"sections": {"S": 5.0}, "keywords": {"slab": 1.0}}})
-    scored = score_candidates("slab", [_candidate("x", "slab")], config, use_priors=False)
+    config = paper_config({"priors": {"sections": {"S": 5.0}, "keywords": {"slab": 1.0}}})
+    scored = score_candidates("slab", [_candidate("x", "slab")], config, use_priors=False).scored
     assert (scored[0].boost, scored[0].score_raw) == (0.0, 1.0)
 
 
@@ -101,12 +101,12 @@ def test_words_come_from_compare_text_not_display_text() -> None:
         chunk_id="row2", doc_id="d", source_type="xlsx", section="Rates", bucket="Rates", position=2,
         token_count=8, content_hash="h", text="Item: membrane | Rate: 42", compare_text="membrane 42",
     )  # fmt: skip
-    scored = score_candidates("rate", [Candidate(chunk=chunk)], parse_config({}))
+    scored = score_candidates("rate", [Candidate(chunk=chunk)], paper_config({})).scored
     assert scored[0].words == frozenset({"membrane", "42"})
     assert scored[0].tf == 1.0
 
 
 def test_section_map_decides_the_bucket() -> None:
-    config = parse_config({"buckets": {"map": {"Below Grade Works": "Below Grade"}}})
-    scored = score_candidates("x", [_candidate("a", "x", section="Below Grade Works")], config)
+    config = paper_config({"buckets": {"map": {"Below Grade Works": "Below Grade"}}})
+    scored = score_candidates("x", [_candidate("a", "x", section="Below Grade Works")], config).scored
     assert scored[0].bucket == "Below Grade"

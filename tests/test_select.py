@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from factories import text_candidate
+from factories import paper_config, text_candidate
 
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
@@ -45,7 +45,7 @@ POOL_CANDIDATES = [
 
 
 def _pool_config(policy: str) -> BubbleConfig:
-    return parse_config(
+    return paper_config(
         {
             "bubble": {"token_budget": 100, "slack_policy": policy, "length_norm": 30.0},
             "buckets": {"shares": {"A": 0.5}},
@@ -101,7 +101,7 @@ BIG_AND_SMALL = [_candidate("big", "S", "slab slab slab slab", 60), _candidate("
 
 
 def test_a_chunk_larger_than_the_budget_is_budget_exceeded_and_selection_continues() -> None:
-    config = parse_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "variant": "diversity"}})
+    config = paper_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "variant": "diversity"}})
     bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
     assert _reasons(bubble) == {"big": "budget_exceeded", "small": "passed_all_gates"}
     big = bubble.trace[0]
@@ -109,7 +109,7 @@ def test_a_chunk_larger_than_the_budget_is_budget_exceeded_and_selection_continu
 
 
 def test_with_section_budgets_the_bucket_gate_fails_first() -> None:
-    config = parse_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
+    config = paper_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
     bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
     big = bubble.trace[0]
     assert big.final_reason == "section_budget_exceeded"
@@ -117,7 +117,7 @@ def test_with_section_budgets_the_bucket_gate_fails_first() -> None:
 
 
 def test_max_chunks_stops_the_bubble_growing() -> None:
-    config = parse_config({"bubble": {"max_chunks": 1}})
+    config = paper_config({"bubble": {"max_chunks": 1}})
     candidates = [_candidate("x", "S", "slab one", 5), _candidate("y", "S", "slab two", 5)]
     bubble = build_bubble("slab", candidates, config, run_id="r", now=NOW)
     assert _reasons(bubble) == {"x": "passed_all_gates", "y": "max_chunks"}

@@ -5,16 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from factories import text_candidate
+from factories import paper_config, text_candidate
 
 from esbubble.bubble import build_bubble
-from esbubble.config import parse_config
+
 from esbubble.models import Bubble, Candidate, Variant
 from esbubble.variants import VARIANTS, token_matched_config
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
-CONFIG = parse_config(
+CONFIG = paper_config(
     {
         "bubble": {
             "token_budget": 200,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from esbubble.analysis import analyzed_counts
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.segment import normalise_space, segment_text
@@ -172,7 +173,11 @@ def finish(
         # after a tokenizer change rewrites every chunk with fresh terms.
         digest = content_hash({**fields, "terms_version": TERMS_VERSION})
         terms = ChunkTerms(
-            version=TERMS_VERSION, counts=term_counts(draft.text), compare=distinct_terms(draft.compare_text)
+            version=TERMS_VERSION,
+            counts=term_counts(draft.text),
+            compare=distinct_terms(draft.compare_text),
+            stems=analyzed_counts(draft.text),
+            context_stems=analyzed_counts(str(fields.get("context", ""))),
         )
         chunks.append(
             Chunk.model_validate(

@@ -2,7 +2,9 @@
 
 Why this shape (DESIGN.md, Elasticsearch side):
 
-- ``should`` holds the BM25 ``match`` on ``text`` and a ``constant_score`` over
+- ``should`` holds the BM25 ``multi_match`` over ``text`` and ``context`` (the
+  chunk's title, heading path or sheet and column headers, weighted
+  ``CONTEXT_BOOST``, ``most_fields`` so a match in both counts more) and a ``constant_score`` over
   the sections with a positive prior, with ``minimum_should_match: 1`` — so a
   chunk of a prioritised section with tf = 0 is still a candidate. Its constant
   score is tiny (``PRIOR_ONLY_SCORE``), so such chunks rank after every lexical
@@ -14,6 +16,10 @@ Why this shape (DESIGN.md, Elasticsearch side):
   applied in Python by the core; the engine only has to recall the right set.
 - The body is the same for every variant, so ablations compare on one
   candidate set; sorting by ``_score`` then ``chunk_id`` makes it deterministic.
+- Under ``relevance = "bm25"`` a ``global`` aggregation counts, over the whole
+  chunk index, the chunks that hold each analysed query term in ``text`` or
+  ``context``: the document frequencies the core's idf needs, in the same
+  request, so scoring costs no extra round trip.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
+from esbubble.relevance import TermStats, query_facets
 from esbubble.text import check_query_text
 
 # The score of a prioritised-section chunk that matches no query term, before its prior weight.
@@ -32,6 +39,13 @@ from esbubble.text import check_query_text
 # instead of crowding them out: with a boost of 1, every chunk of a +6 section (weight 7)
 # outranked a real match in a penalised one, and the candidate list held only boosted sections.
 PRIOR_ONLY_SCORE = 0.001
+
+# How much a query term in a chunk's context (title, heading path, sheet, column headers) counts in
+# retrieval against one in its text: enough to recall a paragraph under a matching heading.
+CONTEXT_BOOST = 0.5
+
+# The name of the aggregation that carries the term statistics, and of its per-term buckets.
+TERM_STATS_AGG = "esbubble_term_stats"
 
 
 class RetrievalFilters(BaseModel):
@@ -71,7 +85,9 @@ def build_retrieval_query(
         raise InputError("the query is empty", hint="give a question or keywords to search for")
     sections = config.priors.sections
     keywords = config.priors.keywords
-    should: list[dict[str, Any]] = [{"match": {"text": {"query": query}}}]
+    should: list[dict[str, Any]] = [
+        {"multi_match": {"query": query, "fields": ["text", f"context^{CONTEXT_BOOST}"], "type": "most_fields"}}
+    ]
     boosted = sorted(s for s, p in sections.items() if p > 0)
     if boosted:
         should.append(
@@ -91,7 +107,7 @@ def build_retrieval_query(
         for k, g in sorted(keywords.items())
         if g != 0
     ]
-    return {
+    body: dict[str, Any] = {
         "query": {
             "function_score": {
                 "query": {"bool": bool_query},
@@ -108,6 +124,34 @@ def build_retrieval_query(
         "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
         "track_scores": True,
     }
+    terms = stats_terms(query, config)
+    if terms:
+        body["aggs"] = {TERM_STATS_AGG: {"global": {}, "aggs": {"df": {"filters": {"filters": terms}}}}}
+    return body
+
+
+def stats_terms(query: str, config: BubbleConfig) -> dict[str, dict[str, Any]]:
+    """One filter per analysed query term (and facet-group term): chunks holding it in text or context."""
+    if config.bubble.relevance != "bm25":
+        return {}
+    groups = {name: tuple(members) for name, members in config.repair.facets.items()}
+    facets = query_facets(query, config.bubble.stop_words, groups, analysed=True)
+    names = sorted({term for facet in facets for term in facet.terms})
+    return {
+        term: {"bool": {"should": [{"term": {"text": term}}, {"term": {"context": term}}]}} for term in names
+    }
+
+
+def term_stats_of(response: dict[str, Any]) -> TermStats | None:
+    """The term statistics a response to ``build_retrieval_query`` carries, if it asked for them."""
+    aggregation = (response.get("aggregations") or {}).get(TERM_STATS_AGG)
+    if not isinstance(aggregation, dict):
+        return None
+    buckets = aggregation.get("df", {}).get("buckets", {})
+    return TermStats(
+        doc_count=int(aggregation.get("doc_count", 0)),
+        df={term: int(bucket.get("doc_count", 0)) for term, bucket in buckets.items()},
+    )
 
 
 REDACTED = "<redacted>"
@@ -116,6 +160,9 @@ REDACTED = "<redacted>"
 def redact_query_body(body: dict[str, Any]) -> dict[str, Any]:
     """A copy of a body built by ``build_retrieval_query`` with the query text replaced by ``<redacted>``."""
     redacted = copy.deepcopy(body)
-    match = redacted["query"]["function_score"]["query"]["bool"]["should"][0]["match"]["text"]
-    match["query"] = REDACTED
+    redacted["query"]["function_score"]["query"]["bool"]["should"][0]["multi_match"]["query"] = REDACTED
+    aggregation = redacted.get("aggs", {}).get(TERM_STATS_AGG)
+    if aggregation is not None:  # the analysed terms would give the query away
+        count = len(aggregation["aggs"]["df"]["filters"]["filters"])
+        aggregation["aggs"]["df"]["filters"]["filters"] = {f"{REDACTED}{n}": {} for n in range(1, count + 1)}
     return redacted

@@ -16,18 +16,21 @@ from esbubble.errors import EngineError
 from esbubble.models import Candidate
 from esbubble.store.chunks import chunk_from_source
 from esbubble.store.connection import Store
-from esbubble.store.query import RetrievalFilters, build_retrieval_query
+from esbubble.relevance import TermStats
+from esbubble.store.query import RetrievalFilters, build_retrieval_query, term_stats_of
 
 
 class Retrieval(BaseModel):
     """The candidates for one query, the exact body that found them, and how long the engine took."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     query: str
     candidates: list[Candidate]
     request_body: dict[str, Any]
     took_ms: float
+    term_stats: TermStats | None = None
 
 
 def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
@@ -71,6 +74,7 @@ def retrieve(
         candidates=candidates_from_hits(response["hits"]["hits"]),
         request_body=body,
         took_ms=took_ms,
+        term_stats=term_stats_of(response),
     )
 
 
@@ -102,6 +106,7 @@ def retrieve_many(
                 candidates=candidates_from_hits(response["hits"]["hits"]),
                 request_body=body,
                 took_ms=float(response.get("took", took_ms)),
+                term_stats=term_stats_of(response),
             )
         )
     return results

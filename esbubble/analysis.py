@@ -1,0 +1,146 @@
+"""Terms as the chunk index's ``english`` analyzer makes them, so Python and the engine agree.
+
+The chunk index analyses ``text`` and ``context`` with Elasticsearch's
+built-in ``english`` analyzer: the standard tokenizer, the English possessive
+filter, lower-casing, the English stop words and the Porter stemmer. Scoring
+counts terms the same way, so a query for "liable" matches "liability" here
+exactly when it does in the engine, and the engine's document frequencies
+(which ``esbubble.store.retrieve`` fetches per analysed term) apply to the
+terms Python counts. ``tests/test_analysis.py`` compares the two on real
+sentences through the engine's ``_analyze`` API.
+
+Stemming is Snowball's ``porter`` algorithm (the published Porter stemmer)
+with the two departures of Porter's own reference implementation that
+Lucene's ``PorterStemmer`` keeps: ``-bli`` becomes ``-ble`` (the paper has
+only ``-abli``) and ``-logi`` becomes ``-log`` ("technology" → "technolog").
+
+The tokenizer follows the word-boundary rules of Unicode's UAX #29 that
+matter for text: letters and digits form words, ``_`` joins, ``.``, ``'``,
+``’`` and ``:`` join two letters, ``.``, ``,``, ``;``, ``'`` and ``’`` join
+two digits, and every ideograph is a word of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (Elasticsearch's ``_english_``).
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    (
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+        "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
+        "this", "to", "was", "will", "with",
+    )
+)  # fmt: skip
+
+# Ideographs and kana are single-character words in the standard tokenizer, and so are the
+# pictographic symbols it emits as emoji tokens (© and ® are the ones documents hold).
+_IDEOGRAPHIC = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\u00a9\u00ae"
+_WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}]"
+# A run of word characters with single joiners inside; which joiners really join is decided below.
+_CANDIDATE = re.compile(rf"{_WORD_CHAR}+(?:[.,;:'’]{_WORD_CHAR}+)*|[{_IDEOGRAPHIC}]")
+_HAS_ALNUM = re.compile(rf"[^\W_]|[{_IDEOGRAPHIC}]")
+_JOINER = re.compile(r"[.,;:'’]")
+_LETTER_JOINERS = frozenset(".:'’")
+_DIGIT_JOINERS = frozenset(".,;'’")
+_POSSESSIVES = ("'s", "’s", "'S", "’S")
+
+
+def _split_at_false_joiners(run: str) -> list[str]:
+    """Cut a candidate run where its joiner does not sit between two letters or two digits."""
+    if not _JOINER.search(run):
+        return [run] if _HAS_ALNUM.search(run) else []
+    words: list[str] = []
+    start = 0
+    for match in _JOINER.finditer(run):
+        at = match.start()
+        before, after, joiner = run[at - 1], run[at + 1], run[at]
+        letters = before.isalpha() and after.isalpha() and joiner in _LETTER_JOINERS
+        digits = before.isdigit() and after.isdigit() and joiner in _DIGIT_JOINERS
+        if not (letters or digits):
+            words.append(run[start:at])
+            start = at + 1
+    words.append(run[start:])
+    return [word for word in words if _HAS_ALNUM.search(word)]
+
+
+def standard_tokens(text: str) -> list[str]:
+    """The standard tokenizer's words of ``text``, in order, case kept."""
+    words: list[str] = []
+    for match in _CANDIDATE.finditer(text):
+        words += _split_at_false_joiners(match.group())
+    return words
+
+
+@lru_cache(maxsize=1)
+def _porter() -> Any:
+    return snowballstemmer.stemmer("porter")
+
+
+def _consonant(word: str, i: int) -> bool:
+    char = word[i]
+    if char in "aeiou":
+        return False
+    if char == "y":
+        return i == 0 or not _consonant(word, i - 1)
+    return True
+
+
+def _measure(stem_: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in ``stem_``."""
+    pattern = "".join("c" if _consonant(stem_, i) else "v" for i in range(len(stem_)))
+    return len(re.findall("v+c+", pattern))
+
+
+def _cvc(stem_: str) -> bool:
+    """Ends consonant-vowel-consonant, the last not w, x or y (Porter's *o)."""
+    n = len(stem_)
+    return (
+        n >= 3
+        and _consonant(stem_, n - 1)
+        and not _consonant(stem_, n - 2)
+        and _consonant(stem_, n - 3)
+        and stem_[-1] not in "wxy"
+    )
+
+
+def _reference_departures(stemmed: str) -> str:
+    """Apply ``-bli → -ble`` and ``-logi → -log`` (then steps 4 and 5) where Snowball's porter did not."""
+    if stemmed.endswith("logi") and _measure(stemmed[:-4]) > 0:
+        return stemmed[:-1]
+    if stemmed.endswith("bli") and not stemmed.endswith("abli") and _measure(stemmed[:-3]) > 0:
+        word = stemmed[:-3] + "ble"
+        if word.endswith("ible") and _measure(word[:-4]) > 1:
+            return word[:-4]
+        base = word[:-1]
+        m = _measure(base)
+        return base if m > 1 or (m == 1 and not _cvc(base)) else word
+    return stemmed
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of one lower-case word (words of one or two characters are left alone, as Lucene does)."""
+    if len(word) <= 2:
+        return word
+    return _reference_departures(str(_porter().stemWord(word)))
+
+
+def analyze(text: str) -> list[str]:
+    """The ``english`` analyzer's terms of ``text``, in order, duplicates kept."""
+    terms: list[str] = []
+    for token in standard_tokens(text):
+        word = (token[:-2] if token.endswith(_POSSESSIVES) else token).lower()
+        if word and word not in ENGLISH_STOP_WORDS:
+            terms.append(stem(word))
+    return terms
+
+
+def analyzed_counts(text: str) -> dict[str, int]:
+    """How often each analysed term occurs in ``text``, keys sorted."""
+    return dict(sorted(Counter(analyze(text)).items()))
