@@ -92,6 +92,7 @@ class SourceRef(BaseModel):
     sheet_name: str | None
     rows: tuple[int, int] | None
     pages: tuple[int, int] | None
+    lines: tuple[int, int] | None = None
     chunk_ids: list[str]
     rank: int
     tokens: int
@@ -183,7 +184,17 @@ def _provenance(passage: Passage) -> str:
         parts.append(f"row {rows[0]}" if rows[0] == rows[1] else f"rows {rows[0]}–{rows[1]}")
     if pages is not None:
         parts.append(f"page {pages[0]}" if pages[0] == pages[1] else f"pages {pages[0]}–{pages[1]}")
+    lines = _lines(passage)
+    if lines is not None:
+        parts.append(f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}–{lines[1]}")
     return " · ".join(parts)
+
+
+def _lines(passage: Passage) -> tuple[int, int] | None:
+    """The text lines a passage was read from (text and Markdown files), first to last."""
+    starts = [c.line_start for c in passage.chunks if c.line_start is not None]
+    ends = [c.line_end for c in passage.chunks if c.line_end is not None]
+    return (min(starts), max(ends)) if starts and ends else None
 
 
 def render_source(number: int, passage: Passage, safe_text: str) -> str:
@@ -256,6 +267,7 @@ def _render(
                 sheet_name=passage.chunks[0].sheet_name,
                 rows=_span([c.row_number for c in passage.chunks]),
                 pages=_span([c.page for c in passage.chunks]),
+                lines=_lines(passage),
                 chunk_ids=passage.chunk_ids,
                 rank=passage.rank,
                 tokens=_count(block, encoding),

@@ -96,6 +96,11 @@ class Chunk(_Record):
     the redundancy gate compares. For a table row, ``compare_text`` holds the
     cell values only, so the header names every row of a sheet repeats do not
     make all rows look redundant. For prose both are the same text.
+    ``context`` says where the text sits — document title, heading path or
+    sheet name, a table's column headers — so a query can match the place
+    as well as the words; it is indexed apart from ``text``. ``line_start``
+    and ``line_end`` are the 1-based lines of a text or Markdown file the
+    chunk was read from, for citations.
     """
 
     chunk_id: str
@@ -106,6 +111,8 @@ class Chunk(_Record):
     bucket: str
     row_number: int | None = None
     page: int | None = None
+    line_start: int | None = Field(default=None, ge=1)
+    line_end: int | None = Field(default=None, ge=1)
     position: int = Field(ge=0, description="order within the document, for window expansion")
     parent_id: str | None = None
     token_count: int = Field(ge=0)

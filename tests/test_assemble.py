@@ -86,6 +86,20 @@ def test_sources_carry_anchor_and_provenance_inside_delimiters() -> None:
     assert result.text == f"{result.messages[0].content}\n\n{user}"
 
 
+def test_text_sources_cite_the_lines_they_were_read_from() -> None:
+    clause = make_chunk("LICENSE", 3, text="No warranty.", section="15. Disclaimer of Warranty.")
+    before = make_chunk("LICENSE", 2, text="As is.", section="15. Disclaimer of Warranty.")
+    lined = [
+        before.model_copy(update={"line_start": 598, "line_end": 600}),
+        clause.model_copy(update={"line_start": 602, "line_end": 607}),
+    ]
+    result = assemble("warranty?", [passage(1, *lined), passage(2, clause)], config(order="score"))
+    user = result.messages[1].content
+    assert "[Source 1] doc: LICENSE · section: 15. Disclaimer of Warranty. · lines 598–607\n" in user
+    assert "[Source 2] doc: LICENSE · section: 15. Disclaimer of Warranty.\n" in user  # no lines known
+    assert [s.lines for s in result.metadata.sources] == [(598, 607), None]
+
+
 def test_token_parts_are_exact_counts_of_what_is_sent() -> None:
     result = assemble("price of steel?", ranked(3), config())
     tokens = result.metadata.tokens

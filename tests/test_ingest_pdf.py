@@ -84,3 +84,68 @@ def test_sample_specification() -> None:
     assert sections[0] == "1. General" and sections[-1] == "6. Warranty" and len(sections) == 6
     warranty = [c for c in chunks if c.section == "6. Warranty"]
     assert len(warranty) == 1 and "10 year warranty" in warranty[0].text
+
+
+class _Paged(FPDF):
+    """A report with a running header, a page-number footer and a dot-leader table of contents."""
+
+    def header(self) -> None:
+        self.set_font("Helvetica", "", 9)
+        self.cell(
+            0,
+            6,
+            "Harbourside Residences - Waterproofing Specification - Rev 3",
+            new_x="LMARGIN",
+            new_y="NEXT",
+        )
+        self.ln(4)
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.set_font("Helvetica", "", 9)
+        self.cell(0, 6, f"Page {self.page_no()} of 4", align="C")
+
+
+def _paged_pdf(path: Path) -> Path:
+    pdf = _Paged()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 16)
+    pdf.multi_cell(0, 9, "Contents", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 11)
+    for entry, page in [("1. General", 2), ("2. Materials", 3), ("3. Warranty", 4)]:
+        pdf.multi_cell(0, 6, f"{entry} {'.' * 60} {page}", new_x="LMARGIN", new_y="NEXT")
+    for heading, text in [
+        ("1. General", "This specification covers the waterproofing of the basement and the podium."),
+        ("2. Materials", "Sheet membranes shall be stored on pallets under cover until they are laid."),
+        ("3. Warranty", "The warranty period is ten years from the date of practical completion."),
+    ]:
+        pdf.add_page()
+        pdf.set_font("Helvetica", "B", 16)
+        pdf.multi_cell(0, 9, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    return path
+
+
+def test_page_numbers_running_heads_and_contents_lines_are_dropped(tmp_path: Path) -> None:
+    chunks = read_document(_paged_pdf(tmp_path / "spec.pdf"), OPTIONS, doc_id="spec.pdf")
+    assert [(c.page, c.section, c.text) for c in chunks] == [
+        (2, "1. General", "This specification covers the waterproofing of the basement and the podium."),
+        (3, "2. Materials", "Sheet membranes shall be stored on pallets under cover until they are laid."),
+        (4, "3. Warranty", "The warranty period is ten years from the date of practical completion."),
+    ]
+    assert chunks[0].chunk_id == chunk_id("spec.pdf", "page=2/para=0/part=0")
+
+
+def test_short_pdf_paragraphs_join_within_their_page(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    for text in ["Note:", "Every lap is sealed and rolled flat before the inspection is booked.", "See 4.2."]:
+        pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(5)
+    pdf.output(str(tmp_path / "n.pdf"))
+    [chunk] = read_document(tmp_path / "n.pdf", IngestOptions(), doc_id="n.pdf")
+    assert chunk.text == "Note: Every lap is sealed and rolled flat before the inspection is booked. See 4.2."
+    assert chunk.chunk_id == chunk_id("n.pdf", "page=1/para=0+1+2/part=0")

@@ -16,7 +16,7 @@ from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
     ("name", "content", "reason"),
     [
         ("slides.pptx", b"anything", "unsupported file type '.pptx'"),
-        ("README", b"anything", "unsupported file type '(none)'"),
+        ("README", b"\x00\x01binary", "unsupported file type '(none)'"),
         ("empty.xlsx", b"", "file is empty"),
         ("empty.pdf", b"", "file is empty"),
         ("corrupt.xlsx", b"PK\x03\x04garbage", "not a readable .xlsx workbook"),

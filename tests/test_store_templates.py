@@ -74,16 +74,23 @@ def test_monthly_trace_index_joins_the_alias(store: Store) -> None:
 def test_an_older_chunk_index_gains_the_new_fields_and_keeps_stored_terms(bare_store: Store) -> None:
     init_indices(bare_store)
     names, client = bare_store.names, bare_store.client
-    # An index as an esbubble without stored terms created it: no "terms" in its strict mapping.
+    # An index as an esbubble without stored terms, context and line ranges created it:
+    # none of those fields in its strict mapping.
     for short in INDEX_TEMPLATES:
         client.indices.delete_index_template(name=f"{names.prefix}-{short}")
     client.indices.delete(index=names.chunks_index)
     older = load_template("component-chunks-mappings", names.prefix)["template"]["mappings"]
-    del older["properties"]["terms"]
+    for newer_field in ("terms", "context", "line_start", "line_end"):
+        del older["properties"][newer_field]
     client.indices.create(index=names.chunks_index, mappings=older, aliases={names.chunks: {}})
     chunk = make_chunk("memo", 0, "Sump pump to the sump pit.")
     with_terms = chunk.model_copy(
-        update={"terms": ChunkTerms(version=TERMS_VERSION, counts=term_counts(chunk.text), compare=["pit"])}
+        update={
+            "terms": ChunkTerms(version=TERMS_VERSION, counts=term_counts(chunk.text), compare=["pit"]),
+            "context": "memo > Drainage",
+            "line_start": 3,
+            "line_end": 4,
+        }
     )
     with pytest.raises(BulkError):
         index_chunks(bare_store, [with_terms])  # strict mapping refuses the unknown field
@@ -91,7 +98,9 @@ def test_an_older_chunk_index_gains_the_new_fields_and_keeps_stored_terms(bare_s
     assert ensure_chunk_fields(bare_store) is True  # what `esbubble ingest` runs first
     assert ensure_chunk_fields(bare_store) is False
     index_chunks(bare_store, [with_terms])
-    assert get_chunks(bare_store, [chunk.chunk_id])[0].terms == with_terms.terms
+    assert get_chunks(bare_store, [chunk.chunk_id])[0] == with_terms
+    mapped = client.indices.get_mapping(index=names.chunks_index).body[names.chunks_index]["mappings"]
+    assert mapped["properties"]["context"] == {"type": "text", "analyzer": "english"}
     steps = {step.kind: step.status for step in init_indices(bare_store).steps}
     assert steps["index"] == "unchanged"
     assert steps["index_template"] in ("created", "updated")

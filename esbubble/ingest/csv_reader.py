@@ -3,6 +3,7 @@
 The delimiter is sniffed (``,`` ``;`` tab ``|``); the first non-empty record is
 the header when it has at least two cells and none of them is a number.
 ``row_number`` is the record's 1-based number, as a spreadsheet shows it.
+Each chunk's ``context`` is the file stem and the column headers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, finish, row_drafts
+from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.models import Chunk
 
@@ -52,6 +53,7 @@ def read_csv(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     if numbered and _is_header(numbered[0][1]):
         headers = [h.strip() for h in numbered[0][1]]
         numbered = numbered[1:]
+    context = chunk_context(name, (), headers)
     drafts: list[Draft] = []
     for number, record in numbered:
         cells = [
@@ -68,6 +70,7 @@ def read_csv(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
                 default_bucket=name,
                 sheet_name=name,
                 row_number=number,
+                context=context,
             )
         )
     return finish(doc_id, "csv", drafts, options)

@@ -1,7 +1,8 @@
 """Word ``.docx`` reader: heading styles give sections; paragraphs and table rows give chunks.
 
 The section is the heading path (``Warranty > Exclusions``); text before
-the first heading has the file name as its section. A table's first row is
+the first heading has the file name as its section. The title in each
+chunk's ``context`` is the document's core title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells; each further row is a
 chunk ``Header: value; …`` with ``row_number`` its row in the table.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,10 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, finish, prose_drafts, row_drafts
+from esbubble.ingest.drafts import finish
+from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.outline import Outline
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
 
@@ -62,62 +64,38 @@ def _row_values(row: Any) -> list[str]:
     return values
 
 
-def _table_drafts(base: str, table: Table, options: IngestOptions, section: str) -> list[Draft]:
+def _table(outline: Outline, table: Table) -> None:
     rows = [_row_values(row) for row in table.rows]
     headers: list[str] = []
     start = 0
     if rows and sum(1 for v in rows[0] if v) >= 2:
         headers, start = rows[0], 1
-    drafts: list[Draft] = []
-    for number in range(start, len(rows)):
-        values = rows[number]
-        cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
-        drafts.extend(
-            row_drafts(
-                f"{base}/row={number + 1}",
-                cells,
-                options,
-                section=section,
-                default_bucket=_BUCKET,
-                sheet_name=None,
-                row_number=number + 1,
-            )
-        )
-    return drafts
+    outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
+
+
+def _title(document: Any, path: Path) -> str:
+    """The document's own title (File > Properties), else the file stem."""
+    title = normalise_space(document.core_properties.title or "")
+    return title or path.stem
 
 
 def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Paragraph and table-row chunks in document order."""
     document = _open(path)
-    trail: list[tuple[int, str]] = []
-    paragraphs: Counter[str] = Counter()
-    tables: Counter[str] = Counter()
-    drafts: list[Draft] = []
+    outline = Outline(_title(document, path), path.name, options, bucket=_BUCKET)
     for block in document.iter_inner_content():
-        section = " > ".join(text for _, text in trail) or path.name
         if isinstance(block, Table):
-            tables[section] += 1
-            drafts.extend(
-                _table_drafts(f"section={section}/table={tables[section]}", block, options, section)
-            )
+            _table(outline, block)
             continue
         text = normalise_space(block.text)
         if not text:
             continue
         level = heading_level(block)
         if level is not None:
-            trail = [(lvl, t) for lvl, t in trail if lvl < level] + [(level, text)]
+            outline.heading(level, text)
             continue
-        paragraphs[section] += 1
-        drafts.extend(
-            prose_drafts(
-                f"section={section}/para={paragraphs[section]}",
-                text,
-                options,
-                section=section,
-                default_bucket=_BUCKET,
-            )
-        )
+        outline.paragraph(text)
+    drafts = block_drafts(outline.blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("document has no text", hint="check that it is not empty")
     return finish(doc_id, "docx", drafts, options)

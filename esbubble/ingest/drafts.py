@@ -50,6 +50,50 @@ class Draft:
     sheet_name: str | None = None
     row_number: int | None = None
     page: int | None = None
+    context: str = ""
+    lines: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph of prose before fragments are joined and long ones are cut.
+
+    ``scope`` is the locator prefix its number counts in (``section=Access``,
+    ``page=3``); ``numbers`` is one paragraph number, or several when short
+    fragments were joined (``para=3+4``), so the locator stays derived from
+    the document's structure.
+    """
+
+    scope: str
+    numbers: tuple[int, ...]
+    text: str
+    section: str
+    context: str
+    page: int | None = None
+    lines: tuple[int, int] | None = None
+
+    @property
+    def locator(self) -> str:
+        return f"{self.scope}/para={'+'.join(str(n) for n in self.numbers)}"
+
+
+CONTEXT_SEPARATOR = " > "
+
+
+def chunk_context(title: str, path: Sequence[str] = (), headers: Sequence[str] = ()) -> str:
+    """A chunk's ``context``: title and heading path (or sheet), then a table's column headers.
+
+    A path step equal to the step before it (a Markdown H1 that is also the
+    title) is given once: ``Site Memo > Access | Item, Area, Qty``.
+    """
+    steps: list[str] = []
+    for step in (title, *path):
+        clean = normalise_space(step)
+        if clean and (not steps or steps[-1] != clean):
+            steps.append(clean)
+    names = list(dict.fromkeys(h for h in (normalise_space(h) for h in headers) if h))
+    place = CONTEXT_SEPARATOR.join(steps)
+    return f"{place} | {', '.join(names)}" if names else place
 
 
 def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:
@@ -86,26 +130,21 @@ def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tup
     return [(text, (label.sub("", text) if label else text).replace(ROW_JOINER, " ")) for text in texts]
 
 
-def prose_drafts(
-    base_locator: str,
-    text: str,
-    options: IngestOptions,
-    *,
-    section: str,
-    default_bucket: str,
-    page: int | None = None,
-) -> list[Draft]:
+def prose_drafts(paragraph: Paragraph, options: IngestOptions, *, default_bucket: str) -> list[Draft]:
     """Drafts for one paragraph: one per token-bounded segment, cut between sentences."""
+    pieces = segment_text(paragraph.text, options.max_chunk_tokens, options.encoding)
     return [
         Draft(
-            locator=f"{base_locator}/part={index}",
-            section=section,
+            locator=f"{paragraph.locator}/part={index}",
+            section=paragraph.section,
             default_bucket=default_bucket,
             text=piece,
             compare_text=piece,
-            page=page,
+            page=paragraph.page,
+            context=paragraph.context,
+            lines=paragraph.lines,
         )
-        for index, piece in enumerate(segment_text(text, options.max_chunk_tokens, options.encoding))
+        for index, piece in enumerate(pieces)
     ]
 
 
@@ -118,6 +157,7 @@ def row_drafts(
     default_bucket: str,
     sheet_name: str | None,
     row_number: int,
+    context: str,
 ) -> list[Draft]:
     """Drafts for one table row; continuation parts keep the row number."""
     clean = [Cell(normalise_space(c.header), normalise_space(c.value)) for c in cells]
@@ -131,6 +171,7 @@ def row_drafts(
             compare_text=compare,
             sheet_name=sheet_name,
             row_number=row_number,
+            context=context,
         )
         for index, (text, compare) in enumerate(row_parts(clean, options.max_chunk_tokens, options.encoding))
     ]
@@ -162,12 +203,15 @@ def finish(
             "bucket": resolve_bucket(draft.section, draft.default_bucket, options),
             "row_number": draft.row_number,
             "page": draft.page,
+            "line_start": draft.lines[0] if draft.lines else None,
+            "line_end": draft.lines[1] if draft.lines else None,
             "position": position,
             "parent_id": parent_id(doc_id, draft.section),
             "token_count": tokens,
             "encoding": options.encoding,
             "text": draft.text,
             "compare_text": draft.compare_text,
+            "context": draft.context,
         }
         # The terms derive from the texts; their version is hashed so that a re-ingest
         # after a tokenizer change rewrites every chunk with fresh terms.
@@ -177,7 +221,7 @@ def finish(
             counts=term_counts(draft.text),
             compare=distinct_terms(draft.compare_text),
             stems=analyzed_counts(draft.text),
-            context_stems=analyzed_counts(str(fields.get("context", ""))),
+            context_stems=analyzed_counts(draft.context),
         )
         chunks.append(
             Chunk.model_validate(

@@ -1,31 +1,36 @@
-"""Markdown and plain-text reader: heading path as section, paragraphs as chunks.
+"""Markdown reader: heading path as section, paragraphs as chunks.
 
-Markdown: ATX (``## Access``) and setext headings build the heading path
+ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
 block is one paragraph; a pipe table gives one chunk per row
-(``Header: value; …``). Plain text has no headings: its section is the file
-name. Long paragraphs are cut into token-bounded segments between sentences.
+(``Header: value; …``). The document's title (for ``context``) is its first
+H1, else the file stem. Short paragraphs join a neighbour (see
+``fragments``); long ones are cut into token-bounded segments between
+sentences. Every paragraph keeps the lines it was read from.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, finish, prose_drafts, row_drafts
+from esbubble.ingest.drafts import finish
+from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.options import IngestOptions
-from esbubble.models import Chunk, SourceType
+from esbubble.ingest.outline import Outline
+from esbubble.models import Chunk
 
-_BUCKET = "Text"
+BUCKET = "Text"
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^(```|~~~)")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
-def _read_text(path: Path) -> str:
+def read_utf8_text(path: Path) -> str:
+    """The file's text; not UTF-8 or holding NUL bytes is an ``IngestError``."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -39,108 +44,88 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-class _Builder:
-    """Accumulates drafts while walking the document top to bottom."""
-
-    def __init__(self, default_section: str, options: IngestOptions) -> None:
-        self.default_section = default_section
-        self.options = options
-        self.trail: list[tuple[int, str]] = []
-        self.paragraphs: Counter[str] = Counter()
-        self.tables: Counter[str] = Counter()
-        self.drafts: list[Draft] = []
-
-    @property
-    def section(self) -> str:
-        return " > ".join(text for _, text in self.trail) or self.default_section
-
-    def heading(self, level: int, text: str) -> None:
-        self.trail = [(lvl, t) for lvl, t in self.trail if lvl < level] + [(level, text)]
-
-    def block(self, lines: list[str]) -> None:
-        if not lines:
-            return
-        section = self.section
-        if (
-            len(lines) >= 2
-            and all(ln.lstrip().startswith("|") for ln in lines)
-            and _TABLE_SEPARATOR.match(lines[1])
-        ):
-            self._table(section, lines)
-            return
-        self.paragraphs[section] += 1
-        self.drafts.extend(
-            prose_drafts(
-                f"section={section}/para={self.paragraphs[section]}",
-                "\n".join(lines),
-                self.options,
-                section=section,
-                default_bucket=_BUCKET,
-            )
-        )
-
-    def _table(self, section: str, lines: list[str]) -> None:
-        self.tables[section] += 1
-        headers = _cells(lines[0])
-        for number, line in enumerate(lines[2:], start=1):
-            values = _cells(line)
-            cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
-            self.drafts.extend(
-                row_drafts(
-                    f"section={section}/table={self.tables[section]}/row={number}",
-                    cells,
-                    self.options,
-                    section=section,
-                    default_bucket=_BUCKET,
-                    sheet_name=None,
-                    row_number=number,
-                )
-            )
+def _block(outline: Outline, lines: list[str], first_line: int) -> None:
+    """A paragraph, fenced block or pipe table whose first line is ``first_line`` (1-based)."""
+    if not lines:
+        return
+    if (
+        len(lines) >= 2
+        and all(ln.lstrip().startswith("|") for ln in lines)
+        and _TABLE_SEPARATOR.match(lines[1])
+    ):
+        rows = [(number, _cells(line)) for number, line in enumerate(lines[2:], start=1)]
+        outline.table(_cells(lines[0]), rows)
+        return
+    outline.paragraph("\n".join(lines), lines=(first_line, first_line + len(lines) - 1))
 
 
-def _walk_markdown(text: str, builder: _Builder) -> None:
+@dataclass(frozen=True)
+class _Heading:
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class _Lines:
+    lines: list[str]
+    first_line: int
+
+
+def _events(text: str) -> list[_Heading | _Lines]:
+    """Headings and blocks (paragraph, fenced block, table) of a Markdown text, in order."""
+    events: list[_Heading | _Lines] = []
     block: list[str] = []
+    start = 1
+
+    def flush(next_start: int) -> None:
+        nonlocal block, start
+        if block:
+            events.append(_Lines(block, start))
+        block, start = [], next_start
+
     fence: str | None = None
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         if fence is not None:
             block.append(line)
             if line.strip().startswith(fence):
-                builder.block(block)
-                block, fence = [], None
+                flush(number + 1)
+                fence = None
             continue
         fenced = _FENCE.match(line.strip())
         if fenced:
-            builder.block(block)
+            flush(number)
             block, fence = [line], fenced.group(1)
             continue
         atx = _ATX.match(line)
         if atx:
-            builder.block(block)
-            block = []
-            builder.heading(len(atx.group(1)), atx.group(2))
+            flush(number + 1)
+            events.append(_Heading(len(atx.group(1)), atx.group(2)))
             continue
         if _SETEXT.match(line) and len(block) == 1 and not block[0].lstrip().startswith("|"):
-            builder.heading(1 if line.strip().startswith("=") else 2, block[0].strip())
-            block = []
+            events.append(_Heading(1 if line.strip().startswith("=") else 2, block[0].strip()))
+            block, start = [], number + 1
             continue
         if not line.strip():
-            builder.block(block)
-            block = []
+            flush(number + 1)
             continue
+        if not block:
+            start = number
         block.append(line)
-    builder.block(block)
+    flush(0)
+    return events
 
 
-def read_markdown(path: Path, options: IngestOptions, *, doc_id: str, plain: bool = False) -> list[Chunk]:
-    """Chunks of a ``.md`` file (or, with ``plain``, a ``.txt`` file: paragraphs only)."""
-    text = _read_text(path)
-    builder = _Builder(path.name, options)
-    if plain:
-        for block in re.split(r"\n\s*\n", text):
-            builder.block([ln for ln in block.splitlines() if ln.strip()])
-    else:
-        _walk_markdown(text, builder)
-    if not builder.drafts:
+def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
+    """Chunks of a ``.md`` file."""
+    events = _events(read_utf8_text(path))
+    title = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), path.stem)
+    outline = Outline(title, path.name, options, bucket=BUCKET)
+    for event in events:
+        if isinstance(event, _Heading):
+            outline.heading(event.level, event.text)
+        else:
+            _block(outline, event.lines, event.first_line)
+    drafts = block_drafts(outline.blocks, options, default_bucket=BUCKET)
+    if not drafts:
         raise IngestError("file has no text", hint="check that it is not empty")
-    source_type: SourceType = "text" if plain else "markdown"
-    return finish(doc_id, source_type, builder.drafts, options)
+    return finish(doc_id, "markdown", drafts, options)

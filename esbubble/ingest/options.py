@@ -25,6 +25,12 @@ class IngestOptions(BaseModel):
     max_chunk_tokens: int = Field(
         default=320, ge=16, le=8192, description="longer rows/paragraphs become continuation chunks"
     )
+    min_chunk_tokens: int = Field(
+        default=12,
+        ge=0,
+        le=1024,
+        description="shorter paragraphs join the next (or last) paragraph of their section; 0 keeps them",
+    )
     include_hidden_sheets: bool = False
     buckets: BucketsConfig = Field(default_factory=BucketsConfig)
     root: Path | None = None

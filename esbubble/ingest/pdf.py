@@ -7,11 +7,15 @@ clearly larger than the body text (≥ 1.15×), or bold when the body is not,
 are headings and name the section of what follows, across pages. Headings
 are not chunks of their own: they live on in the ``section`` of the chunks
 below them. Text before the first heading has the file name as its section.
+Page numbers, running headers and footers and table-of-contents lines are
+dropped (``drop_furniture``). The title in each chunk's ``context`` is the
+PDF's own title, else the file stem.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +25,8 @@ import pypdf
 from pypdf.errors import PyPdfError
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Draft, finish, prose_drafts
+from esbubble.ingest.drafts import Paragraph, chunk_context, finish
+from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
@@ -32,6 +37,11 @@ _HEADING_SCALE = 1.15
 _MAX_HEADING_CHARS = 120
 _SAME_LINE = 1.0
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
+_EDGE_LINES = 2
+_RUNNING_PAGES = 3
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
+_DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -112,35 +122,86 @@ def _blocks(lines: list[_Line], body: tuple[float, bool]) -> list[tuple[bool, st
     return [(heading, " ".join(texts)) for heading, texts in blocks]
 
 
+def _furniture_key(line: _Line) -> str:
+    """A line with its digits removed: a running header is the same on every page but the number."""
+    return _DIGITS.sub("", line.text).strip().lower()
+
+
+def _edges(lines: list[_Line]) -> list[_Line]:
+    return lines[:_EDGE_LINES] + lines[-_EDGE_LINES:] if len(lines) > 2 * _EDGE_LINES else lines
+
+
+def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
+    """Pages without page numbers, running headers and footers, and table-of-contents lines.
+
+    Page numbers (``7``, ``Page 7 of 12``, ``iv``) and running heads count
+    only among the first and last two lines of a page; a running head is a
+    line that, digits aside, opens or closes at least three pages (every
+    page of a shorter document). A table-of-contents line is one with a dot
+    leader (``Introduction ........ 3``).
+    """
+    repeats: Counter[str] = Counter()
+    for lines in pages:
+        repeats.update({_furniture_key(line) for line in _edges(lines)})
+    needed = min(_RUNNING_PAGES, len(pages))
+    kept: list[list[_Line]] = []
+    for lines in pages:
+        edges = {id(line) for line in _edges(lines)}
+
+        def furniture(line: _Line, edges: set[int] = edges) -> bool:
+            if _DOT_LEADER.search(line.text):
+                return True
+            if id(line) not in edges:
+                return False
+            key = _furniture_key(line)
+            running = len(pages) > 1 and bool(key) and repeats[key] >= needed
+            return running or bool(_PAGE_NUMBER.match(line.text))
+
+        kept.append([line for line in lines if not furniture(line)])
+    return kept
+
+
+def _title(reader: pypdf.PdfReader, path: Path) -> str:
+    """The PDF's own title (document information), else the file stem."""
+    try:
+        title = normalise_space(str((reader.metadata.title if reader.metadata else None) or ""))
+    except (PyPdfError, ValueError, KeyError, TypeError):
+        title = ""
+    return title or path.stem
+
+
 def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Paragraph chunks of every page; encrypted or text-less PDFs are refused."""
     try:
         reader = pypdf.PdfReader(path)
         if reader.is_encrypted:
             raise IngestError("PDF is encrypted", hint="remove the password protection and ingest it again")
-        pages = [_collect_lines(page) for page in reader.pages]
+        pages = drop_furniture([_collect_lines(page) for page in reader.pages])
+        title = _title(reader, path)
     except (PyPdfError, ValueError, KeyError, TypeError, IndexError, RecursionError) as error:
         raise IngestError(f"not a readable PDF ({type(error).__name__}: {error})") from None
     body = _body_style(pages)
     section = path.name
-    drafts: list[Draft] = []
+    path_steps: list[str] = []
+    blocks: list[Block] = []
     for number, lines in enumerate(pages, start=1):
         paragraph = 0
         for heading, text in _blocks(lines, body):
             if heading:
-                section = text
+                section, path_steps = text, [text]
                 continue
-            drafts.extend(
-                prose_drafts(
-                    f"page={number}/para={paragraph}",
-                    text,
-                    options,
+            blocks.append(
+                Paragraph(
+                    scope=f"page={number}",
+                    numbers=(paragraph,),
+                    text=text,
                     section=section,
-                    default_bucket=_BUCKET,
+                    context=chunk_context(title, path_steps),
                     page=number,
                 )
             )
             paragraph += 1
+    drafts = block_drafts(blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("PDF has no extractable text (scanned images?)", hint="run OCR on it first")
     return finish(doc_id, "pdf", drafts, options)

@@ -1,9 +1,8 @@
-"""``read_document``: pick the reader for a file by its extension."""
+"""``read_document``: pick the reader for a file by its extension (text files may have none)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from esbubble.errors import IngestError
@@ -13,6 +12,7 @@ from esbubble.ingest.ids import validate_doc_id
 from esbubble.ingest.markdown import read_markdown
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.pdf import read_pdf
+from esbubble.ingest.plaintext import read_text
 from esbubble.ingest.xlsx import read_xlsx
 from esbubble.models import Chunk
 
@@ -26,12 +26,42 @@ READERS: dict[str, Reader] = {
     ".docx": read_docx,
     ".md": read_markdown,
     ".markdown": read_markdown,
-    ".txt": partial(read_markdown, plain=True),
+    ".txt": read_text,
 }
+_SNIFF_BYTES = 8192
+
+
+def has_no_extension(path: Path) -> bool:
+    """No extension, or only a version number after the last dot (``GPL-3``, ``Apache-2.0``)."""
+    return path.suffix == "" or path.suffix[1:].isdigit()
+
+
+def looks_like_text(path: Path) -> bool:
+    """The file's first 8 KiB decode as UTF-8 (a character cut at the end aside) and hold no NUL byte."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    if not head or b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start >= len(head) - 3  # only a multi-byte character cut by the sniff
+    return True
+
+
+def reader_for(path: Path) -> Reader | None:
+    """The reader by extension; a text file without an extension is read as plain text."""
+    reader = READERS.get(path.suffix.lower())
+    if reader is None and has_no_extension(path) and looks_like_text(path):
+        return read_text
+    return reader
 
 
 def is_supported(path: Path) -> bool:
-    return path.suffix.lower() in READERS
+    return reader_for(path) is not None
 
 
 def read_document(path: str | Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
@@ -54,11 +84,11 @@ def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> list[Chun
         raise IngestError("file not found") from None
     except OSError as error:
         raise IngestError(f"cannot read file: {error.strerror}") from None
-    reader = READERS.get(file.suffix.lower())
+    reader = reader_for(file)
     if reader is None:
         raise IngestError(
             f"unsupported file type {file.suffix or '(none)'!r}",
-            hint=f"supported: {', '.join(sorted(READERS))}",
+            hint=f"supported: {', '.join(sorted(READERS))}, and text files without an extension",
         )
     if not file.is_file():
         raise IngestError("not a regular file")

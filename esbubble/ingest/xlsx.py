@@ -7,7 +7,9 @@ makes the next row a second header row (``Group Sub``). Rows above the header
 top-left cell: a vertical merge repeats the value on every row it spans, a
 horizontal one gives it once. Formulas are read as the cached value Excel
 saved; a formula without one (written by a library, never recalculated) is
-kept as its formula text (``=C5*D5``) rather than dropped.
+kept as its formula text (``=C5*D5``) rather than dropped. Each chunk's
+``context`` is the workbook title (its core title, else the file stem), the
+sheet name and the sheet's column headers.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import openpyxl
 from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, finish, row_drafts
+from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.values import render_value
 from esbubble.models import Chunk
@@ -154,8 +156,9 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
     return [], {}
 
 
-def _sheet_drafts(name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
     header_rows, headers = _headers(grid)
+    columns = [headers[col] for col in sorted(headers)]
     drafts: list[Draft] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
@@ -174,6 +177,7 @@ def _sheet_drafts(name: str, grid: _Grid, options: IngestOptions) -> list[Draft]
                 default_bucket=name,
                 sheet_name=name,
                 row_number=row,
+                context=chunk_context(title, [name], [] if above_header else columns),
             )
         )
     return drafts
@@ -183,9 +187,10 @@ def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
+    title = " ".join(str(values.properties.title or "").split()) or path.stem
     drafts: list[Draft] = []
     for sheet in values.worksheets:
         if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
             continue
-        drafts.extend(_sheet_drafts(sheet.title, _grid(sheet, formulas), options))
+        drafts.extend(_sheet_drafts(title, sheet.title, _grid(sheet, formulas), options))
     return finish(doc_id, "xlsx", drafts, options)

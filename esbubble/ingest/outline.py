@@ -1,0 +1,77 @@
+"""``Outline``: the heading path and paragraph numbering of a document read top to bottom.
+
+Shared by the readers of headed prose (Markdown, plain text, Word): a
+heading replaces the trail below its level, and paragraphs and tables are
+numbered per section, which is what their locators
+(``section=Warranty/para=3``) are made of.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, row_drafts
+from esbubble.ingest.fragments import Block
+from esbubble.ingest.options import IngestOptions
+
+
+class Outline:
+    """Blocks of one document in order, each placed under the current heading path."""
+
+    def __init__(self, title: str, default_section: str, options: IngestOptions, *, bucket: str) -> None:
+        self.title = title
+        self.default_section = default_section
+        self.options = options
+        self.bucket = bucket
+        self.trail: list[tuple[int, str]] = []
+        self.paragraphs: Counter[str] = Counter()
+        self.tables: Counter[str] = Counter()
+        self.blocks: list[Block] = []
+
+    @property
+    def section(self) -> str:
+        return " > ".join(text for _, text in self.trail) or self.default_section
+
+    @property
+    def path(self) -> list[str]:
+        return [text for _, text in self.trail]
+
+    def heading(self, level: int, text: str) -> None:
+        self.trail = [(lvl, t) for lvl, t in self.trail if lvl < level] + [(level, text)]
+
+    def paragraph(self, text: str, *, lines: tuple[int, int] | None = None) -> None:
+        section = self.section
+        self.paragraphs[section] += 1
+        self.blocks.append(
+            Paragraph(
+                scope=f"section={section}",
+                numbers=(self.paragraphs[section],),
+                text=text,
+                section=section,
+                context=chunk_context(self.title, self.path),
+                lines=lines,
+            )
+        )
+
+    def table(self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]]) -> None:
+        """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``."""
+        section = self.section
+        self.tables[section] += 1
+        context = chunk_context(self.title, self.path, headers)
+        for number, values in rows:
+            cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
+            self.blocks.append(
+                tuple(
+                    row_drafts(
+                        f"section={section}/table={self.tables[section]}/row={number}",
+                        cells,
+                        self.options,
+                        section=section,
+                        default_bucket=self.bucket,
+                        sheet_name=None,
+                        row_number=number,
+                        context=context,
+                    )
+                )
+            )
