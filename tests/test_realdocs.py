@@ -1,0 +1,58 @@
+"""The real-document evaluation set: its documents ingest and every evidence phrase is in a chunk."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from esbubble.ingest import IngestOptions, read_document
+from esbubble.metrics import gold_recall
+from esbubble.models import Chunk
+from esbubble.queryset import CATEGORIES, load_queries
+
+ROOT = Path(__file__).resolve().parent.parent / "data" / "realdocs"
+DOCS = ROOT / "docs"
+
+
+@pytest.fixture(scope="module")
+def chunks() -> list[Chunk]:
+    """Every chunk of the set with the default ingest options (what the CLI's default profile uses)."""
+    return [
+        chunk
+        for file in sorted(DOCS.iterdir())
+        for chunk in read_document(file, IngestOptions(), doc_id=file.name)
+    ]
+
+
+def test_the_set_has_real_workbooks_and_at_least_three_formats() -> None:
+    suffixes = Counter(file.suffix for file in DOCS.iterdir())
+    assert suffixes[".xlsx"] >= 1
+    assert len(suffixes) >= 3
+    assert sum(file.stat().st_size for file in DOCS.iterdir()) < 5_000_000
+    listed = (ROOT / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(f"`{file.name}`" in listed for file in DOCS.iterdir())
+
+
+def test_a_workbook_has_several_sheets(chunks: list[Chunk]) -> None:
+    sheets: dict[str, set[str]] = {}
+    for chunk in chunks:
+        if chunk.sheet_name is not None:
+            sheets.setdefault(chunk.doc_id, set()).add(chunk.sheet_name)
+    assert max(len(names) for names in sheets.values()) >= 3
+
+
+def test_queries_cover_the_four_categories_with_evidence_only() -> None:
+    queries = load_queries(ROOT / "queries.jsonl")
+    assert queries.problems == []
+    assert len(queries.cases) >= 30
+    assert {case.category for case in queries.cases} == set(CATEGORIES)
+    assert all(case.evidence and not case.gold for case in queries.cases)
+
+
+def test_every_evidence_phrase_is_in_a_chunk_of_the_set(chunks: list[Chunk]) -> None:
+    """All chunks together hold every query's whole evidence, phrase by phrase."""
+    for case in load_queries(ROOT / "queries.jsonl").cases:
+        for phrase in case.evidence:
+            assert gold_recall(chunks, evidence=[phrase]) == 1.0, (case.id, phrase)
