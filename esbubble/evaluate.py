@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from esbubble.store.query import RetrievalFilters
 
 DELTA_SWEEP: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
-VARIANT_ORDER: tuple[Variant, ...] = ("flat_topk", "structure", "diversity", "full")
+# The peer baseline first (the engine's order cut at the budget), then the paper's variants.
+VARIANT_ORDER: tuple[Variant, ...] = ("engine_topk", "flat_topk", "structure", "diversity", "full")
 
 
 class _Model(BaseModel):
