@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from esbubble.ingest import IngestOptions, read_document
+from esbubble.config import parse_config
+from esbubble.evaluate import VARIANT_ORDER, evaluate
+from esbubble.ingest import IngestOptions, ingest_paths, read_document
 from esbubble.metrics import gold_recall
 from esbubble.models import Chunk
 from esbubble.queryset import CATEGORIES, load_queries
+from esbubble.store.connection import Store
+from esbubble.store.retrieve import retrieve_many
 
 ROOT = Path(__file__).resolve().parent.parent / "data" / "realdocs"
 DOCS = ROOT / "docs"
@@ -56,3 +61,19 @@ def test_every_evidence_phrase_is_in_a_chunk_of_the_set(chunks: list[Chunk]) -> 
     for case in load_queries(ROOT / "queries.jsonl").cases:
         for phrase in case.evidence:
             assert gold_recall(chunks, evidence=[phrase]) == 1.0, (case.id, phrase)
+
+
+@pytest.mark.integration
+def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every_phrase(store: Store) -> None:
+    ingest_paths(store, [DOCS], IngestOptions())
+    cases = load_queries(ROOT / "queries.jsonl").cases
+    config = parse_config({}).with_overrides(token_budget=400)
+    # The candidates hold all the evidence: what a bubble misses, selection lost.
+    for case, retrieval in zip(cases, retrieve_many(store, [c.query for c in cases], config), strict=True):
+        found = gold_recall([c.chunk for c in retrieval.candidates], evidence=case.evidence)
+        assert found == 1.0, case.id
+    evaluation = evaluate(store, cases, config, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert evaluation.queries == len(cases) and evaluation.budget == 400
+    assert [row.variant for row in evaluation.table1] == list(VARIANT_ORDER)
+    assert all(row.gold_recall is not None and row.tokens_used <= 400 for row in evaluation.table1)
+    assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
