@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit bench clean
+.PHONY: setup demo test lint typecheck unit bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# Every table of docs/evaluation.md, from a fresh home (writes eval-out/).
+eval: $(STAMP)
+	bash scripts/eval_all.sh eval-out
 
 clean:
 	rm -rf $(VENV) .esbubble-demo .pytest_cache .mypy_cache .ruff_cache

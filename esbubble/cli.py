@@ -544,15 +544,28 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
 @cli.command()
 @click.argument("batch_id")
 @click.option("--out", type=click.Path(dir_okay=False), default="report.html", show_default=True)
+@click.option(
+    "--queries",
+    "queryset",
+    type=click.Path(),
+    help="The batch's query set (JSONL/YAML): adds gold recall overall and per category.",
+)
+@index_option
 @json_option
 @click.pass_context
-def report(ctx: click.Context, batch_id: str, out: str, as_json: bool) -> None:
-    """Write a self-contained HTML report (Figures 2-5 and the tables) for a batch."""
+def report(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context, batch_id: str, out: str, queryset: str | None, index: str | None, as_json: bool
+) -> None:
+    """Write a self-contained HTML report (Figures 2-5 and the tables) for a batch.
+
+    Give the batch's --index when it ran on another chunk index than the prefix's.
+    """
     from esbubble.rebubble import report_data
     from esbubble.report import write_report
 
-    with store_of(ctx) as store:
-        data = report_data(store, batch_id, now=datetime.now(UTC))
+    cases = load_cases(queryset) if queryset is not None else []
+    with store_of(ctx, index=index) as store:
+        data = report_data(store, batch_id, now=datetime.now(UTC), queries=cases)
     path = write_report(data, out)
     if as_json:
         emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})

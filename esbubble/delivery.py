@@ -29,7 +29,7 @@ from esbubble.evaluate import CaseLike
 from esbubble.expand import Expansion, plan_expansion
 from esbubble.manifest import build_manifest
 from esbubble.metrics import gold_recall
-from esbubble.models import Bubble, Candidate, RunManifest, Variant
+from esbubble.models import Bubble, Candidate, Chunk, RunManifest, Variant
 from esbubble.repair import (
     RepairResult,
     facets_of,
@@ -63,6 +63,11 @@ class Delivery(_Model):
     def chunk_ids(self) -> list[str]:
         """Every delivered chunk, passage by passage."""
         return self.expansion.chunk_ids
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """Every delivered chunk, passage by passage."""
+        return [c for p in self.expansion.passages for c in p.chunks]
 
     @property
     def tokens_used(self) -> int:
@@ -270,8 +275,8 @@ def evaluate_delivery(
                 bubble_tokens=bubble.tokens_used,
                 delivered_tokens=delivery.tokens_used,
                 prompt_tokens=prompt.metadata.tokens.total if prompt is not None else None,
-                bubble_recall=gold_recall(case.gold, [s.chunk.chunk_id for s in bubble.selected]),
-                delivered_recall=gold_recall(case.gold, delivery.chunk_ids),
+                bubble_recall=gold_recall([s.chunk for s in bubble.selected], case.gold, case.evidence),
+                delivered_recall=gold_recall(delivery.chunks, case.gold, case.evidence),
                 swaps=len(delivery.repair.events) if delivery.repair is not None else 0,
                 neighbours_added=sum(1 for e in delivery.expansion.events if e.added),
                 dropped_passages=len(prompt.metadata.dropped) if prompt is not None else 0,

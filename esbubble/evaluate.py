@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from esbubble.store.query import RetrievalFilters
 
 DELTA_SWEEP: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
-VARIANT_ORDER: tuple[Variant, ...] = ("flat_topk", "structure", "diversity", "full")
+# The peer baseline first (the engine's order cut at the budget), then the paper's variants.
+VARIANT_ORDER: tuple[Variant, ...] = ("engine_topk", "flat_topk", "structure", "diversity", "full")
 
 
 class _Model(BaseModel):
@@ -46,6 +47,8 @@ class CaseLike(Protocol):
     def category(self) -> str | None: ...
     @property
     def gold(self) -> Sequence[str]: ...
+    @property
+    def evidence(self) -> Sequence[str]: ...
 
 
 class EvalCase(_Model):
@@ -55,6 +58,7 @@ class EvalCase(_Model):
     query: str
     category: str | None = None
     gold: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
     candidates: list[Candidate]
 
 
@@ -150,9 +154,8 @@ def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: date
     matched_budgets: list[int] = []
     per_query: list[QueryRow] = []
     for case in cases:
-        gold = case.gold or None
         for variant in VARIANT_ORDER:
-            m = bubble_metrics(bubble(case, config, variant, "fixed"), gold)
+            m = bubble_metrics(bubble(case, config, variant, "fixed"), case.gold, case.evidence)
             fixed[variant].append(m)
             per_query.append(
                 QueryRow(
@@ -167,7 +170,8 @@ def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: date
         matched_cfg = token_matched_config(config, fixed["full"][-1].tokens_used)
         matched_budgets.append(matched_cfg.bubble.token_budget)
         for variant in VARIANT_ORDER:
-            matched[variant].append(bubble_metrics(bubble(case, matched_cfg, variant, "matched"), gold))
+            matched_bubble = bubble(case, matched_cfg, variant, "matched")
+            matched[variant].append(bubble_metrics(matched_bubble, case.gold, case.evidence))
 
     table2: dict[str, dict[str, float]] = {}
     table7: dict[str, dict[str, float]] = {}
@@ -235,6 +239,7 @@ def evaluate(
                 query=case.query,
                 category=case.category,
                 gold=list(case.gold),
+                evidence=list(case.evidence),
                 candidates=list(retrieval.candidates),
             )
             for case, retrieval in zip(cases, retrievals, strict=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.models import REJECTION_REASONS, Bubble
+from esbubble.models import REJECTION_REASONS, Bubble, Chunk
 
 
 class BubbleMetrics(BaseModel):
@@ -47,17 +47,37 @@ def _shares(counts: dict[str, int]) -> dict[str, float]:
     return {reason: (n / total if total else 0.0) for reason, n in counts.items()}
 
 
-def gold_recall(gold: Collection[str] | None, chunk_ids: Collection[str]) -> float | None:
-    """``|gold ∩ chunk_ids| / |gold|``; ``None`` without gold labels (including an empty gold set)."""
-    if not gold:
+def normalise_evidence(text: str) -> str:
+    """How evidence phrases and chunk texts are compared: case-folded, whitespace collapsed."""
+    return " ".join(text.split()).casefold()
+
+
+def gold_recall(
+    chunks: Iterable[Chunk], gold: Collection[str] = (), evidence: Collection[str] = ()
+) -> float | None:
+    """Share of the gold items that ``chunks`` hold; ``None`` without gold items.
+
+    A gold item is a chunk id (``gold``: found when one of ``chunks`` has that
+    id) or an evidence phrase (``evidence``: found when it is contained in at
+    least one chunk's ``text``, compared by ``normalise_evidence``). Evidence
+    survives re-chunking; chunk ids pin one ingest. Duplicates count once.
+    """
+    wanted_ids = set(gold)
+    phrases = {normalise_evidence(p) for p in evidence}
+    if not wanted_ids and not phrases:
         return None
-    wanted = set(gold)
-    return len(wanted & set(chunk_ids)) / len(wanted)
+    chosen = list(chunks)
+    ids = {c.chunk_id for c in chosen}
+    texts = [normalise_evidence(c.text) for c in chosen]
+    found = len(wanted_ids & ids) + sum(1 for p in phrases if any(p in t for t in texts))
+    return found / (len(wanted_ids) + len(phrases))
 
 
-def bubble_metrics(bubble: Bubble, gold: Collection[str] | None = None) -> BubbleMetrics:
-    """Metrics of one bubble; ``gold_recall = |gold ∩ selected| / |gold|`` when gold ids are given
-    (``None`` without gold labels, including an empty gold set).
+def bubble_metrics(
+    bubble: Bubble, gold: Collection[str] = (), evidence: Collection[str] = ()
+) -> BubbleMetrics:
+    """Metrics of one bubble; ``gold_recall`` is ``gold_recall`` of the selected chunks
+    (``None`` without gold ids or evidence).
 
     ``avg_overlap`` is the mean, over selected chunks, of each one's overlap
     with the chunks selected before it (what the redundancy gate measured).
@@ -77,7 +97,7 @@ def bubble_metrics(bubble: Bubble, gold: Collection[str] | None = None) -> Bubbl
         tokens_per_section=per_section,
         rejected=rejected,
         rejected_share=_shares(rejected),
-        gold_recall=gold_recall(gold, [chosen.chunk.chunk_id for chosen in bubble.selected]),
+        gold_recall=gold_recall([chosen.chunk for chosen in bubble.selected], gold, evidence),
     )
 
 

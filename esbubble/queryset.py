@@ -21,7 +21,14 @@ CATEGORIES: tuple[str, ...] = ("narrow_fact", "multi_facet", "cross_sheet", "tab
 
 
 class QueryCase(BaseModel):
-    """One query: ``gold`` holds the chunk ids a complete answer needs (may be empty)."""
+    """One query and its gold (both may be empty).
+
+    ``gold`` holds the chunk ids a complete answer needs (they pin one ingest);
+    ``evidence`` holds short exact phrases a selected chunk must contain
+    (compared case-insensitively, whitespace collapsed), so re-chunking the
+    documents does not invalidate it. Gold recall counts both
+    (``esbubble.metrics.gold_recall``).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -29,6 +36,14 @@ class QueryCase(BaseModel):
     query: str = Field(min_length=1)
     category: str | None = Field(default=None, description=f"e.g. one of {', '.join(CATEGORIES)}")
     gold: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+
+    @field_validator("evidence")
+    @classmethod
+    def _phrases(cls, value: list[str]) -> list[str]:
+        if any(not phrase.strip() for phrase in value):
+            raise ValueError("an evidence phrase is blank")
+        return value
 
     @field_validator("query")
     @classmethod
@@ -56,7 +71,7 @@ def _why(error: ValidationError) -> str:
     first = error.errors()[0]
     key = ".".join(str(part) for part in first["loc"]) or "entry"
     if first["type"] == "extra_forbidden":
-        return f"unknown key '{key}' (allowed: id, query, category, gold)"
+        return f"unknown key '{key}' (allowed: id, query, category, gold, evidence)"
     if first["type"] == "missing":
         return f"missing '{key}'"
     return f"invalid '{key}': {first['msg']}"

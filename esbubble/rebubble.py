@@ -398,10 +398,24 @@ def run_batch(
     )
 
 
+def _case_of_run(batch_id: str, manifest: RunManifest, cases: Sequence[CaseLike]) -> CaseLike | None:
+    """The query-set entry a run answered: by run id (``batch.case``), else the one entry with its query."""
+    for case in cases:
+        if batch_run_id(batch_id, case.id) == manifest.run_id:
+            return case
+    same_query = [case for case in cases if case.query == manifest.query]
+    return same_query[0] if len(same_query) == 1 else None
+
+
 def _rebuilt_cases(
-    store: Store, manifests: Sequence[RunManifest], records: Sequence[TraceRecord]
+    store: Store,
+    batch_id: str,
+    manifests: Sequence[RunManifest],
+    records: Sequence[TraceRecord],
+    queries: Sequence[CaseLike],
 ) -> tuple[list[EvalCase], list[str]]:
-    """Each run's candidates, rebuilt from its trace and the chunk index, plus notes on what was skipped."""
+    """Each run's candidates, rebuilt from its trace and the chunk index, with the category and gold
+    of its query-set entry when ``queries`` has it, plus notes on what was skipped."""
     per_run: dict[str, list[TraceRecord]] = {}
     for record in records:
         per_run.setdefault(record.run_id, []).append(record)
@@ -424,17 +438,36 @@ def _rebuilt_cases(
             for r in run_records
             if r.chunk_id in chunks
         ]
-        cases.append(EvalCase(id=manifest.run_id, query=manifest.query, candidates=candidates))
+        case = _case_of_run(batch_id, manifest, queries)
+        if queries and case is None:
+            notes.append(f"run {manifest.run_id}: no entry of the query set matches it, so no gold")
+        cases.append(
+            EvalCase(
+                id=manifest.run_id,
+                query=manifest.query,
+                category=case.category if case is not None else None,
+                gold=list(case.gold) if case is not None else [],
+                evidence=list(case.evidence) if case is not None else [],
+                candidates=candidates,
+            )
+        )
+    if not queries:
+        notes.append("gold recall needs the query set: esbubble report BATCH_ID --queries QUERYSET")
     return cases, notes
 
 
-def report_data(store: Store, batch_id: str, *, now: datetime) -> ReportData:
+def report_data(
+    store: Store, batch_id: str, *, now: datetime, queries: Sequence[CaseLike] = ()
+) -> ReportData:
     """The report of a stored batch: the funnel and allocation from its traces, and the variant and δ
-    figures from re-bubbling its stored candidates (same chunks, same engine scores) under its profile."""
+    figures from re-bubbling its stored candidates (same chunks, same engine scores) under its profile.
+
+    With ``queries`` (the batch's query set), each run gets its entry's category and gold, so the
+    tables carry gold recall overall and per category."""
     manifests = find_manifests(store, batch_id)
     records = trace_records(store, [m.run_id for m in manifests])
     config = parse_config(manifests[0].config, source=f"run {manifests[0].run_id} config")
-    cases, notes = _rebuilt_cases(store, manifests, records)
+    cases, notes = _rebuilt_cases(store, batch_id, manifests, records, queries)
     tables = [
         Table(
             title=f"Runs of batch {batch_id}",

@@ -13,6 +13,7 @@ and the token allocation across sections (Figure 5).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from datetime import datetime
 from html import escape
@@ -140,7 +141,9 @@ def render_report(data: ReportData) -> str:
         _figure(
             "Figure 2 — tokens used vs section coverage per variant",
             _scatter(data.variants),
-            "Each point is a variant: mean tokens used (x) and mean unique sections (y) per query.",
+            "Each point is a variant: mean tokens used (x) and mean unique sections (y) per query. "
+            "Points that would cover each other are fanned out around their common spot; hover a point for "
+            "its exact values.",
         ),
         _figure(
             "Figure 3 — sensitivity to the redundancy threshold δ",
@@ -286,6 +289,147 @@ def _axes(x_label: str, y_label: str, x_ticks: Sequence[tuple[float, str]], y_ma
     return "".join(parts)
 
 
+_POINT_RADIUS = 6.0
+_LABEL_FONT = 12
+_LABEL_CHAR_WIDTH = 7.2  # generous mean advance of a 12px sans-serif character
+_LABEL_GAP = 4.0
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _point_box(x: float, y: float) -> Box:
+    r = _POINT_RADIUS + 1
+    return (x - r, y - r, x + r, y + r)
+
+
+def _clusters(positions: Sequence[tuple[float, float]], reach: float) -> list[list[int]]:
+    """Indices of positions chained by distances below ``reach`` (connected components, in order)."""
+    groups: list[list[int]] = []
+    for i, position in enumerate(positions):
+        near = [g for g in groups if any(_distance(position, positions[j]) < reach for j in g)]
+        merged = sorted([i, *(j for g in near for j in g)])
+        groups = [g for g in groups if g not in near] + [merged]
+    return sorted(groups)
+
+
+def _ring(count: int, step: float) -> float:
+    """Radius of a circle on which ``count`` evenly spaced markers are ``step`` apart."""
+    return step / (2 * math.sin(math.pi / count))
+
+
+def _centres(positions: Sequence[tuple[float, float]], reach: float) -> list[tuple[float, float]]:
+    """Clusters of nearby markers fanned out evenly around their centroid, one marker width apart."""
+    step = 2 * _POINT_RADIUS + 2
+    shown = list(positions)
+    for group in _clusters(positions, reach):
+        if len(group) < 2:
+            continue
+        cx = statistics.fmean(positions[i][0] for i in group)
+        cy = statistics.fmean(positions[i][1] for i in group)
+        radius = _ring(len(group), step)
+        for k, i in enumerate(group):
+            angle = math.pi + 2 * math.pi * k / len(group)
+            shown[i] = (cx + radius * math.cos(angle), cy + radius * math.sin(angle))
+    return shown
+
+
+def spread_points(positions: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Marker centres with no two markers overlapping: markers that would touch are fanned out evenly
+    around their centroid (the smallest such move); markers already apart keep their exact position."""
+    step = 2 * _POINT_RADIUS + 2
+    reach = step
+    while True:
+        shown = _centres(positions, reach)
+        clear = all(_distance(a, b) >= step - 1e-6 for i, a in enumerate(shown) for b in shown[i + 1 :])
+        if clear:
+            return shown
+        reach += step  # fanned clusters touch a neighbour: fan the wider group together
+
+
+def _distance(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def _gap(a: Box, b: Box) -> float:
+    """Shortest distance between two boxes (0 when they touch or overlap)."""
+    dx = max(b[0] - a[2], a[0] - b[2], 0.0)
+    dy = max(b[1] - a[3], a[1] - b[3], 0.0)
+    return math.hypot(dx, dy)
+
+
+_DIRECTIONS: tuple[tuple[int, int], ...] = (
+    (1, 0),
+    (1, 1),
+    (0, 1),
+    (-1, 1),
+    (-1, 0),
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+)
+
+
+def _label_box(x: float, y: float, width: float, d: float, direction: tuple[int, int]) -> Box:
+    dx, dy = direction
+    x0 = x + d if dx > 0 else x - d - width if dx < 0 else x - width / 2
+    y0 = y - d - _LABEL_FONT if dy < 0 else y + d if dy > 0 else y - _LABEL_FONT / 2
+    return (x0, y0, x0 + width, y0 + _LABEL_FONT)
+
+
+def _outward_first(x: float, y: float, points: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
+    """The eight label directions, starting with the one pointing away from the nearby markers."""
+    near = [p for p in points if 0 < _distance(p, (x, y)) < 4 * _POINT_RADIUS]
+    if not near:
+        return list(_DIRECTIONS)
+    away = math.atan2(y - statistics.fmean(p[1] for p in near), x - statistics.fmean(p[0] for p in near))
+
+    def turn(direction: tuple[int, int]) -> float:
+        diff = abs(math.atan2(direction[1], direction[0]) - away) % (2 * math.pi)
+        return min(diff, 2 * math.pi - diff)
+
+    return sorted(_DIRECTIONS, key=turn)
+
+
+def place_labels(
+    points: Sequence[tuple[float, float]], labels: Sequence[str], *, area: Box
+) -> list[tuple[float, float, str]]:
+    """Each label's ``(x, y, text-anchor)`` next to its point, pointing away from nearby markers first,
+    then round the other directions, then a step further out: the first box that stays in ``area``,
+    covers no marker and no label placed before it, and is nearer its own marker than any other (else
+    the first free box, else the first box inside ``area``)."""
+    markers = [_point_box(x, y) for x, y in points]
+    taken: list[Box] = []
+    placed: list[tuple[float, float, str]] = []
+    for index, ((x, y), text) in enumerate(zip(points, labels, strict=True)):
+        width = _LABEL_CHAR_WIDTH * len(text)
+        others = [m for i, m in enumerate(markers) if i != index]
+        best: Box | None = None
+        free: Box | None = None
+        inside: Box | None = None
+        for ring in range(6):
+            for direction in _outward_first(x, y, points):
+                box = _label_box(x, y, width, _POINT_RADIUS + _LABEL_GAP + ring * 14, direction)
+                if not (area[0] <= box[0] and box[2] <= area[2] and area[1] <= box[1] and box[3] <= area[3]):
+                    continue
+                inside = inside or box
+                if any(_overlaps(box, other) for other in [*markers, *taken]):
+                    continue
+                free = free or box
+                if all(_gap(box, markers[index]) + 2 < _gap(box, other) for other in others):
+                    best = box
+                    break
+            if best is not None:
+                break
+        chosen = best or free or inside or _label_box(x, y, width, _POINT_RADIUS + _LABEL_GAP, (1, 0))
+        taken.append(chosen)
+        placed.append((chosen[0], chosen[3] - 2, "start"))
+    return placed
+
+
 def _scatter(points: Sequence[VariantPoint]) -> str:
     label = "tokens used vs unique sections per variant"
     if not points:
@@ -296,26 +440,28 @@ def _scatter(points: Sequence[VariantPoint]) -> str:
     y_max = _nice_max(max(p.unique_sections for p in points))
     x_ticks = [(left + (right - left) * i / 5, _fmt(x_max * i / 5)) for i in range(6)]
     parts = [_axes("tokens used", "unique sections", x_ticks, y_max)]
-    placed: list[tuple[float, float]] = []
-    for i, point in enumerate(points):
-        x = left + (right - left) * point.tokens_used / x_max
-        y = bottom - (bottom - top) * point.unique_sections / y_max
+    exact = [
+        (
+            left + (right - left) * p.tokens_used / x_max,
+            bottom - (bottom - top) * p.unique_sections / y_max,
+        )
+        for p in points
+    ]
+    # Variants often land on the same spot (e.g. engine_topk and flat_topk): set them side by side.
+    shown = spread_points(exact)
+    texts = [p.variant for p in points]
+    labels = place_labels(shown, texts, area=(left + 2, top - 12, right + _MARGIN_RIGHT - 2, bottom - 2))
+    for i, (point, (x, y), (lx, ly, anchor)) in enumerate(zip(points, shown, labels, strict=True)):
         colour = _PALETTE[i % len(_PALETTE)]
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{colour}"><title>')
+        parts.append(f'<g class="variant" data-variant="{escape(point.variant)}">')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{_POINT_RADIUS:g}" fill="{colour}"><title>')
         parts.append(
             f"{escape(point.variant)}: {point.tokens_used:.1f} tokens, "
             f"{point.unique_sections:.2f} sections</title></circle>"
         )
-        anchor = "end" if x > (left + right) / 2 else "start"
-        dx = -9 if anchor == "end" else 9
-        label_y = y - 8
-        # Variants often land on the same spot (e.g. structure and full); stack their labels.
-        while any(abs(px - x) < 70 and abs(py - label_y) < 14 for px, py in placed):
-            label_y += 15
-        placed.append((x, label_y))
         parts.append(
-            f'<text x="{x + dx:.1f}" y="{label_y:.1f}" text-anchor="{anchor}" font-size="12" '
-            f'fill="{colour}">{escape(point.variant)}</text>'
+            f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" font-size="{_LABEL_FONT}" '
+            f'fill="{colour}">{escape(point.variant)}</text></g>'
         )
     return _svg("".join(parts), label=label)
 

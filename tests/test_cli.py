@@ -248,7 +248,7 @@ def test_eval_json_has_every_table_for_every_variant(with_sample: list[str], tmp
     result = run(*with_sample, "eval", str(queries), "--profile", PROFILE, "--budget", "500", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
-    variants = ["flat_topk", "structure", "diversity", "full"]
+    variants = ["engine_topk", "flat_topk", "structure", "diversity", "full"]
     assert [row["variant"] for row in payload["table1"]] == variants
     assert [row["variant"] for row in payload["table1b"]] == variants
     assert set(payload["table2"]) == set(payload["table7"]) == set(variants)
@@ -367,11 +367,12 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
     assert "p1" in human.output and "+0" in human.output
 
     out = tmp_path / "report.html"
-    reported = run(*flags, "report", payload["batch_id"], "--out", str(out))
+    reported = run(*flags, "report", payload["batch_id"], "--out", str(out), "--queries", str(queries))
     assert reported.exit_code == 0, reported.output
     assert reported.output.strip() == f"wrote {out} (2 runs of batch {payload['batch_id']})"
     html = out.read_text(encoding="utf-8")
     assert html.count("<svg ") == 4 and "no data" not in html
+    assert "Gold recall per category" in html and "engine_topk" in html
 
 
 @pytest.mark.integration

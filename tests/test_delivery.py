@@ -120,6 +120,7 @@ def test_recorded_delivery_run_writes_the_final_trace(store: Store) -> None:
 class _Case:
     def __init__(self, id: str, query: str, gold: list[str]) -> None:
         self.id, self.query, self.category, self.gold = id, query, None, gold
+        self.evidence: list[str] = []
 
 
 @pytest.mark.integration

@@ -56,11 +56,11 @@ CASES = [
 def test_table1_has_every_variant_within_budget_and_flat_topk_stays_in_one_section() -> None:
     evaluation = evaluate_cases(CASES, CONFIG, now=NOW)
     rows = {row.variant: row for row in evaluation.table1}
-    assert list(rows) == ["flat_topk", "structure", "diversity", "full"]
+    assert list(rows) == ["engine_topk", "flat_topk", "structure", "diversity", "full"]
     assert all(row.tokens_used <= 60 and row.token_budget == 60 for row in rows.values())
     assert rows["full"].unique_sections > rows["flat_topk"].unique_sections
     assert rows["full"].avg_overlap < rows["flat_topk"].avg_overlap
-    assert evaluation.queries == 3 and len(evaluation.per_query) == 12
+    assert evaluation.queries == 3 and len(evaluation.per_query) == 15
 
 
 def test_token_matched_budget_is_what_full_used_per_query() -> None:
@@ -90,6 +90,27 @@ def test_gold_recall_is_per_category_and_only_over_queries_with_gold() -> None:
         assert rows["q3"].gold_recall is None
 
 
+def test_engine_topk_is_the_first_row_of_every_table_and_takes_the_engine_order() -> None:
+    # The engine ranks c1..c6 in order; at 30 tokens its order cut at the budget is c1, c2 (24 tokens)
+    # and then c6 (6 tokens) fits, c3-c5 do not.
+    case = EvalCase(
+        id="e",
+        query="scope work",
+        category="scope",
+        evidence=["retaining walls", "membrane basement"],
+        candidates=candidates(CHUNKS),
+    )
+    evaluation = evaluate_cases([case], CONFIG.with_overrides(token_budget=30), now=NOW)
+    tables = evaluation_tables(evaluation)
+    for table in (tables[0], tables[1], tables[3], tables[4]):
+        assert table.rows[0][0] == "engine_topk", table.title
+    baseline = evaluation.table1[0]
+    assert (baseline.variant, baseline.tokens_used, baseline.selected) == ("engine_topk", 30, 3)
+    assert baseline.gold_recall == 0.5  # "membrane basement" is in c1; "retaining walls" (c5) did not fit
+    assert evaluation.recall_by_category["engine_topk"] == {"scope": 0.5}
+    assert evaluation.table1b[0].variant == "engine_topk"
+
+
 def test_delta_sweep_covers_the_papers_range_and_is_deterministic() -> None:
     first = evaluate_cases(CASES, CONFIG, now=NOW)
     assert [row.delta for row in first.delta_sweep] == list(DELTA_SWEEP)
@@ -108,7 +129,7 @@ def test_tables_name_every_variant_and_section() -> None:
     titles = [t.title for t in tables]
     assert titles[0].startswith("Table 1 ") and titles[1].startswith("Table 1b")
     table2 = tables[2]
-    assert table2.columns == ["section", "flat_topk", "structure", "diversity", "full"]
+    assert table2.columns == ["section", "engine_topk", "flat_topk", "structure", "diversity", "full"]
     assert "Below Grade" in [row[0] for row in table2.rows]
     assert all(len(row) == len(table.columns) for table in tables for row in table.rows)
 

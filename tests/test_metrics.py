@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 from factories import text_candidate
+from hypothesis import given
+from hypothesis import strategies as st
 
 from esbubble.bubble import build_bubble
 from esbubble.config import parse_config
-from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics
+from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall, normalise_evidence
 from esbubble.models import Bubble, Candidate
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -73,3 +75,44 @@ def test_aggregate_means_over_queries(bubble: Bubble) -> None:
 def test_aggregate_of_nothing_is_zero() -> None:
     table = aggregate([])
     assert (table.queries, table.tokens_used, table.gold_recall) == (0, 0.0, None)
+
+
+CHUNKS = [
+    text_candidate("r1", "Terms", '7. Disclaimer of Warranty.\nProvided on an  "AS IS" BASIS', 9).chunk,
+    text_candidate("r2", "Rates", "Area: Stroud; Sector: Transport; Emissions: 374.7", 12).chunk,
+]
+
+
+def test_evidence_recall_is_the_share_of_phrases_in_some_chunk_case_and_space_insensitive() -> None:
+    evidence = ['on an "as is" basis', "sector: transport;", "Area: Swindon"]
+    assert gold_recall(CHUNKS, evidence=evidence) == pytest.approx(2 / 3)
+    assert gold_recall(CHUNKS[1:], evidence=evidence) == pytest.approx(1 / 3)
+    assert gold_recall([], evidence=evidence) == 0.0
+
+
+def test_a_phrase_spanning_two_chunks_is_not_found() -> None:
+    assert gold_recall(CHUNKS, evidence=["BASIS Area: Stroud"]) == 0.0
+
+
+def test_gold_ids_and_evidence_count_as_one_pool_and_duplicates_once() -> None:
+    assert gold_recall(CHUNKS, gold=["r1", "zz"], evidence=["Stroud", "stroud", "Swindon"]) == pytest.approx(
+        2 / 4
+    )
+    assert gold_recall(CHUNKS, gold=[], evidence=[]) is None
+
+
+def test_bubble_metrics_use_evidence_of_the_selected_chunks(bubble: Bubble) -> None:
+    # selected: a ("slab slab slab membrane joint") and c ("slab drain pump pit")
+    assert bubble_metrics(
+        bubble, evidence=["membrane  JOINT", "drain pump", "unrelated words"]
+    ).gold_recall == (pytest.approx(2 / 3))
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4), st.text(max_size=40))
+def test_every_phrase_cut_from_a_chunk_is_found(pieces: list[str], prefix: str) -> None:
+    text = prefix + " ".join(pieces)
+    chunk = text_candidate("h", "S", text, 1).chunk
+    phrases = [p for p in pieces if p.strip()]
+    if phrases:
+        assert gold_recall([chunk], evidence=phrases) == 1.0
+    assert normalise_evidence(normalise_evidence(text)) == normalise_evidence(text)

@@ -44,7 +44,7 @@ def test_malformed_lines_are_reported_and_the_rest_load(tmp_path: Path) -> None:
     assert queries.problems == [
         f"{path}:line 2: not valid JSON (Expecting property name enclosed in double quotes)",
         f"{path}:line 4: missing 'query'",
-        f"{path}:line 5: unknown key 'colour' (allowed: id, query, category, gold)",
+        f"{path}:line 5: unknown key 'colour' (allowed: id, query, category, gold, evidence)",
         f"{path}:line 6: duplicate id 'a'",
     ]
 
@@ -68,3 +68,21 @@ def test_unusable_files(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
     with pytest.raises(InputError, match="is empty"):
         load_queries(tmp_path / "empty.jsonl")
+
+
+def test_evidence_phrases_load_and_a_blank_phrase_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"id": "a", "query": "warranty", "evidence": ["AS IS basis", "no warranty"]}\n'
+        '{"id": "b", "query": "scope", "evidence": ["  "]}\n'
+        '{"id": "c", "query": "rates"}\n',
+        encoding="utf-8",
+    )
+    queries = load_queries(path)
+    assert [(c.id, c.evidence, c.gold) for c in queries.cases] == [
+        ("a", ["AS IS basis", "no warranty"], []),
+        ("c", [], []),
+    ]
+    assert queries.problems == [
+        f"{path}:line 2: invalid 'evidence': Value error, an evidence phrase is blank"
+    ]

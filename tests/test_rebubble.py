@@ -153,7 +153,8 @@ def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(ind
     run_batch(indexed, CASES, BOOSTED, batch_id="batch-r", now=NOW)
     data = report_data(indexed, "batch-r", now=NOW)
     assert data.runs == 2
-    assert [p.variant for p in data.variants] == ["flat_topk", "structure", "diversity", "full"]
+    variants = ["engine_topk", "flat_topk", "structure", "diversity", "full"]
+    assert [p.variant for p in data.variants] == variants
     assert [p.delta for p in data.delta_sweep] == [0.3, 0.4, 0.5, 0.6, 0.7]
     full = next(p for p in data.variants if p.variant == "full")
     assert (full.tokens_used, full.unique_sections) == (20, 1)  # each query keeps p1 alone
@@ -162,6 +163,27 @@ def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(ind
     assert funnel["candidates"] == 2.5 and funnel["selected"] == 1.0
     assert funnel["max chunks"] == 1.0
     assert [(a.section, a.tokens) for a in data.allocation] == [(PRODUCTS, 20.0)]
+
+
+@pytest.mark.integration
+def test_report_data_with_the_query_set_fills_gold_recall_overall_and_per_category(indexed: Store) -> None:
+    run_batch(indexed, CASES, BOOSTED, batch_id="batch-g", now=NOW)
+    without = report_data(indexed, "batch-g", now=NOW)
+    table1 = next(t for t in without.tables if t.title.startswith("Table 1 "))
+    assert {row[-1] for row in table1.rows} == {"–"}
+    assert any("--queries" in row[0] for t in without.tables if t.title == "Notes" for row in t.rows)
+
+    # q2 matches by query text (its run id names another batch's case id), q1 by run id.
+    queries = [CASES[0], QueryCase(id="other", query="scope works", category="multi_facet", evidence=["zz"])]
+    data = report_data(indexed, "batch-g", now=NOW, queries=queries)
+    table1 = next(t for t in data.tables if t.title.startswith("Table 1 "))
+    full = next(row for row in table1.rows if row[0] == "full")
+    assert full[-1] == "0.50"  # q1's gold p1 is selected, q2's evidence "zz" is in no chunk
+    per_category = next(t for t in data.tables if t.title == "Gold recall per category")
+    assert per_category.columns == ["variant", "multi_facet", "narrow_fact"]
+    variants = ["engine_topk", "flat_topk", "structure", "diversity", "full"]
+    assert [row[0] for row in per_category.rows] == variants
+    assert next(row for row in per_category.rows if row[0] == "full")[1:] == ["0.00", "1.00"]
 
 
 @pytest.mark.integration

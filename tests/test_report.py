@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from datetime import UTC, datetime
@@ -20,9 +21,11 @@ from esbubble.report import (
     SectionTokens,
     Table,
     VariantPoint,
+    place_labels,
     pruning_funnel,
     render_report,
     section_allocation,
+    spread_points,
     write_report,
 )
 
@@ -146,6 +149,44 @@ def test_write_report_to_missing_directory_is_a_user_error(tmp_path: Path) -> No
     assert written.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+# Five variants where two pairs coincide exactly and one sits close by (what real batches give).
+CROWDED = [
+    VariantPoint(variant="engine_topk", tokens_used=783.3, unique_sections=2.72),
+    VariantPoint(variant="flat_topk", tokens_used=783.3, unique_sections=2.72),
+    VariantPoint(variant="structure", tokens_used=739.2, unique_sections=4.6),
+    VariantPoint(variant="diversity", tokens_used=745.0, unique_sections=4.55),
+    VariantPoint(variant="full", tokens_used=739.2, unique_sections=4.6),
+]
+
+
+def test_spread_points_keeps_distinct_points_and_fans_out_coinciding_ones() -> None:
+    apart = [(100.0, 100.0), (200.0, 50.0)]
+    assert spread_points(apart) == apart
+    same = spread_points([(100.0, 100.0)] * 4)
+    assert len(set(same)) == 4
+    assert all(math.dist(a, b) >= 14 - 1e-6 for i, a in enumerate(same) for b in same[i + 1 :])
+    assert all(math.dist(p, (100.0, 100.0)) < 12 for p in same)  # moved no further than needed
+
+
+@given(st.lists(st.tuples(st.floats(0, 300), st.floats(0, 200)), min_size=1, max_size=6))
+def test_spread_points_never_leaves_two_markers_touching(positions: list[tuple[float, float]]) -> None:
+    shown = spread_points(positions)
+    assert all(math.dist(a, b) >= 14 - 1e-6 for i, a in enumerate(shown) for b in shown[i + 1 :])
+
+
+@given(st.lists(st.tuples(st.floats(0, 300), st.floats(0, 200)), min_size=1, max_size=6))
+def test_placed_labels_never_cover_each_other_or_a_marker(positions: list[tuple[float, float]]) -> None:
+    points = spread_points(positions)
+    texts = [f"variant{i}" for i in range(len(points))]
+    labels = place_labels(points, texts, area=(-200, -200, 600, 500))
+    boxes = [(x, y - 10, x + 7.2 * len(t), y + 2) for (x, y, _), t in zip(labels, texts, strict=True)]
+    for i, box in enumerate(boxes):
+        for other in boxes[i + 1 :]:
+            assert not (box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3])
+        for px, py in points:
+            assert not (box[0] < px + 7 and px - 7 < box[2] and box[1] < py + 7 and py - 7 < box[3])
+
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -191,3 +232,63 @@ def test_report_renders_four_visible_plots_without_console_errors(tmp_path: Path
     assert all(width > 100 and height > 100 for width, height in sizes)
     assert marks > 10
     assert title == "Batch <b>report</b>"
+
+
+def _rects_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def _gap(a: dict[str, float], b: dict[str, float]) -> float:
+    dx = max(b["x"] - (a["x"] + a["width"]), a["x"] - (b["x"] + b["width"]), 0.0)
+    dy = max(b["y"] - (a["y"] + a["height"]), a["y"] - (b["y"] + b["height"]), 0.0)
+    return float((dx**2 + dy**2) ** 0.5)
+
+
+@pytest.mark.browser
+def test_figure_2_shows_every_point_and_label_next_to_its_point(tmp_path: Path) -> None:
+    """Rendered by Chromium: no marker covers another, no label covers a marker or a label, every label is
+    inside the plot and nearer its own marker than any other."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    data = sample_data().model_copy(update={"variants": CROWDED})
+    page_path = write_report(data, tmp_path / "report.html")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = context.new_page()
+            page.goto(page_path.as_uri(), wait_until="load")
+            groups = page.eval_on_selector_all(
+                "svg g.variant",
+                """els => els.map(g => {
+                    const box = e => { const r = e.getBoundingClientRect();
+                                       return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+                    return {variant: g.dataset.variant, point: box(g.querySelector('circle')),
+                            label: box(g.querySelector('text')), text: g.querySelector('text').textContent,
+                            svg: box(g.ownerSVGElement)};
+                })""",
+            )
+        finally:
+            context.close()
+    assert [g["variant"] for g in groups] == [p.variant for p in CROWDED]
+    assert all(g["text"] == g["variant"] and g["label"]["width"] > 0 for g in groups)
+    for i, group in enumerate(groups):
+        svg = group["svg"]
+        for part in (group["point"], group["label"]):
+            assert svg["x"] <= part["x"] and part["x"] + part["width"] <= svg["x"] + svg["width"]
+            assert svg["y"] <= part["y"] and part["y"] + part["height"] <= svg["y"] + svg["height"]
+        for other in groups[i + 1 :]:
+            assert not _rects_overlap(group["point"], other["point"]), (group["variant"], other["variant"])
+            assert not _rects_overlap(group["label"], other["label"]), (group["variant"], other["variant"])
+        for other in groups:
+            assert not _rects_overlap(group["label"], other["point"]), (group["variant"], other["variant"])
+        own = _gap(group["label"], group["point"])
+        assert own <= 20, group["variant"]
+        assert all(own < _gap(group["label"], o["point"]) for o in groups if o is not group), group["variant"]

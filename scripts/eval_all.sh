@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Reproduce every table of docs/evaluation.md from a fresh home (run from anywhere; `make eval`).
+#
+#   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
+#
+# Both query sets at budgets 400 and 800, each with the engine_topk baseline row:
+#   - the sample job (data/sample) with its profile (data/sample/profile.toml);
+#   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
+#     ingested into its own index esbubble-realdocs;
+# then the delivery table (sample job). Writes OUT_DIR/<set>-<budget>.{json,md} and
+# OUT_DIR/delivery.md; the .md files are the tables as docs/evaluation.md shows them.
+# A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-.venv/bin/python}
+ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
+OUT=${1:-eval-out}
+mkdir -p "$OUT"
+ESBUBBLE_HOME=$(mktemp -d)
+export ESBUBBLE_HOME
+cleanup() {
+    "$ESBUBBLE" engine stop >/dev/null 2>&1 || true
+    rm -rf "$ESBUBBLE_HOME"
+}
+trap cleanup EXIT
+
+"$ESBUBBLE" engine start
+"$ESBUBBLE" init
+"$ESBUBBLE" ingest data/sample --profile data/sample/profile.toml
+"$ESBUBBLE" ingest data/realdocs/docs --index esbubble-realdocs
+
+for budget in 400 800; do
+    "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" --json \
+        >"$OUT/sample-$budget.json"
+    "$ESBUBBLE" eval data/realdocs/queries.jsonl --index esbubble-realdocs --budget "$budget" --json \
+        >"$OUT/realdocs-$budget.json"
+    for set in sample realdocs; do
+        "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
+    done
+done
+"$PYTHON" scripts/eval_delivery.py >"$OUT/delivery.md"
+echo "tables written to $OUT/"

@@ -1,0 +1,33 @@
+"""Print the Markdown tables of docs/evaluation.md from `esbubble eval --json` output.
+
+Usage: esbubble eval QUERYSET --json | python scripts/eval_markdown.py
+(Table 1, Table 1b and gold recall per category, formatted as `esbubble eval` prints them.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from esbubble.evaluate import Evaluation, evaluation_tables
+
+WANTED = ("Table 1 ", "Table 1b", "Gold recall per category")
+
+
+def main() -> None:
+    payload = json.load(sys.stdin)
+    payload.pop("delivery", None)
+    evaluation = Evaluation.model_validate(payload)
+    for table in evaluation_tables(evaluation):
+        if not table.title.startswith(WANTED):
+            continue
+        print(f"**{table.title}**\n")
+        print("| " + " | ".join(table.columns) + " |")
+        print("|" + "---|" * len(table.columns))
+        for row in table.rows:
+            print("| " + " | ".join(row) + " |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
