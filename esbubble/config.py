@@ -59,16 +59,24 @@ class BubbleParams(_Section):
     )
     k1: float = Field(default=1.2, gt=0.0, le=10.0, description="bm25 term-frequency saturation")
     covered_weight: float = Field(
-        default=0.2,
+        default=0.5,
         ge=0.0,
         le=1.0,
         description="share of a facet's weight earned once the bubble covers it",
+    )
+    overlap_words: Literal["beyond_query", "all"] = Field(
+        default="beyond_query",
+        description="'beyond_query': the redundancy gate ignores the query's own words; 'all': eq. 12",
+    )
+    overlap_with: Literal["chunk", "bubble"] = Field(
+        default="chunk",
+        description="'chunk': overlap with the most similar selected chunk; 'bubble': with all of B (eq. 12)",
     )
     fill_with_priors: bool = Field(
         default=False, description="may a chunk that matches no query facet enter on its prior alone"
     )
     share_floor: float = Field(
-        default=0.2,
+        default=0.1,
         ge=0.0,
         le=1.0,
         description="part of unlisted buckets' shares split equally, not by relevance",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,7 @@ from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics
 from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Variant
+from esbubble.relevance import TermStats
 from esbubble.report import Table
 from esbubble.variants import token_matched_config
 
@@ -60,6 +61,9 @@ class EvalCase(_Model):
     gold: list[str] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list)
     candidates: list[Candidate]
+    term_stats: dict[str, Any] | None = Field(
+        default=None, description="the chunk index's term statistics for bm25 (TermStats.to_json)"
+    )
 
 
 class VariantRow(_Model):
@@ -147,7 +151,10 @@ def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: date
 
     def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
         run_id = f"eval-{tag}-{variant}-{case.id}"
-        return build_bubble(case.query, case.candidates, cfg, run_id=run_id, now=now, variant=variant)
+        stats = TermStats.from_json(case.term_stats) if case.term_stats is not None else None
+        return build_bubble(
+            case.query, case.candidates, cfg, run_id=run_id, now=now, variant=variant, stats=stats
+        )
 
     fixed: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
     matched: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
@@ -241,6 +248,7 @@ def evaluate(
                 gold=list(case.gold),
                 evidence=list(case.evidence),
                 candidates=list(retrieval.candidates),
+                term_stats=retrieval.term_stats.to_json() if retrieval.term_stats is not None else None,
             )
             for case, retrieval in zip(cases, retrievals, strict=True)
         ],

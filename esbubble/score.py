@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from esbubble.analysis import analyzed_counts
+from esbubble.analysis import analyze, analyzed_counts
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.models import Candidate, Chunk
 from esbubble.relevance import (
@@ -158,6 +158,21 @@ class Scoring:
     stats: TermStats | None
 
 
+def _query_word_test(facets: Sequence[Facet]) -> Callable[[str], bool]:
+    """Is a chunk word one the query asks about (its analysed form, or itself, is a facet term)?
+
+    Every relevant chunk holds the query's words, so counting them as overlap
+    would make relevant chunks look redundant with each other; the redundancy
+    gate compares what a chunk adds beyond them.
+    """
+    terms = frozenset(term for facet in facets for term in facet.terms)
+
+    def asked(word: str) -> bool:
+        return word in terms or any(t in terms for t in analyze(word))
+
+    return asked
+
+
 @dataclass(frozen=True, slots=True)
 class _Query:
     """Everything about the query and profile that scoring one candidate needs, prepared once per run."""
@@ -170,6 +185,7 @@ class _Query:
     stats: TermStats | None
     theta: float
     use_priors: bool
+    query_words: Callable[[str], bool] | None
 
     @classmethod
     def prepare(
@@ -177,15 +193,17 @@ class _Query:
     ) -> _Query:
         params = config.bubble
         groups = {name: tuple(members) for name, members in config.repair.facets.items()}
+        facets = query_facets(query, params.stop_words, groups, analysed=params.relevance == "bm25")
         return cls(
             config=config,
-            facets=query_facets(query, params.stop_words, groups, analysed=params.relevance == "bm25"),
+            facets=facets,
             paper_terms=query_terms(query, params.stop_words),
             keywords=prepare_keywords(config.priors.keywords),
             stops=frozenset(params.stop_words),
             stats=stats,
             theta=theta,
             use_priors=use_priors,
+            query_words=_query_word_test(facets) if params.overlap_words == "beyond_query" else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -219,6 +237,8 @@ class _Query:
         lp = length_penalty(chunk.token_count, self.theta)
         raw = relevance + boost
         words = frozenset(compare).difference(self.stops)
+        if self.query_words:
+            words = frozenset(w for w in words if not self.query_words(w))
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
         )

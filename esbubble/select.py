@@ -91,8 +91,9 @@ def resolve_shares(
 
     Listed buckets keep their share; present buckets that are not listed split
     what the listed shares leave: ``floor`` of it equally, the rest in
-    proportion to each bucket's relevance ``mass`` (equally when no bucket has
-    any, or when no masses are given — the paper's split).
+    proportion to each bucket's relevance ``mass`` (``relevance_demand``;
+    equally when no bucket has any, or when no masses are given — the paper's
+    split).
     """
     resolved = dict(shares)
     unlisted = sorted({b for b in present if b not in shares})
@@ -107,17 +108,22 @@ def resolve_shares(
     return resolved
 
 
-# How many of a bucket's best candidates make its relevance mass: enough to see more than one
-# match, few enough that a sheet of many weak matches does not outweigh one of a few strong ones.
-_MASS_DEPTH = 3
-
-
-def relevance_mass(scored: Sequence[ScoredCandidate]) -> dict[str, float]:
-    """Per bucket, the summed relevance of its best few candidates: how much a bucket has to offer."""
-    per_bucket: dict[str, list[float]] = {}
-    for candidate in scored:
-        per_bucket.setdefault(candidate.bucket, []).append(candidate.relevance)
-    return {b: sum(sorted(values, reverse=True)[:_MASS_DEPTH]) for b, values in per_bucket.items()}
+def relevance_demand(
+    scored: Sequence[ScoredCandidate], params: BubbleParams, order: Order, facet_count: int
+) -> dict[str, float]:
+    """Per bucket, the tokens its candidates would take if the budget were filled in the selection
+    order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
+    where the evidence is, in the unit the budget is spent in."""
+    relevant = [c for c in scored if c.relevance > params.min_score]
+    coverage = _Coverage(facet_count, params.covered_weight)
+    demand: dict[str, float] = {}
+    left = params.token_budget
+    for candidate, _ in order(relevant, coverage):
+        if candidate.tokens <= left:
+            demand[candidate.bucket] = demand.get(candidate.bucket, 0.0) + candidate.tokens
+            left -= candidate.tokens
+            coverage.admit(candidate)
+    return demand
 
 
 def bucket_caps(shares: Mapping[str, float], budget: int) -> dict[str, int]:
@@ -127,7 +133,7 @@ def bucket_caps(shares: Mapping[str, float], budget: int) -> dict[str, int]:
 
 @dataclass
 class _BubbleState:
-    """The growing bubble: spent tokens, per-bucket spend, the union of words(B)."""
+    """The growing bubble: spent tokens, per-bucket spend, the union of words(B) and each chunk's words."""
 
     budget: int
     caps: dict[str, int]
@@ -135,6 +141,7 @@ class _BubbleState:
     count: int = 0
     bucket_spent: dict[str, int] = field(default_factory=dict)
     words: set[str] = field(default_factory=set)
+    chosen: list[frozenset[str]] = field(default_factory=list)
 
     def budget_remaining(self) -> float:
         return float(self.budget - self.spent)
@@ -149,6 +156,7 @@ class _BubbleState:
         self.spent += scored.tokens
         self.bucket_spent[scored.bucket] = self.bucket_spent.get(scored.bucket, 0) + scored.tokens
         self.words.update(scored.words)
+        self.chosen.append(scored.words)
         self.count += 1
         return self.count
 
@@ -193,7 +201,10 @@ class _Gates:
     ) -> tuple[list[GateResult], float, FinalReason]:
         """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
         params = self.params
-        value = overlap(scored.words, state.words)
+        if params.overlap_with == "chunk":
+            value = max((overlap(scored.words, words) for words in state.chosen), default=0.0)
+        else:
+            value = overlap(scored.words, state.words)
         tokens = float(scored.tokens)
         gates = [
             self._shared("relevance", self.relevance_value(scored), params.min_score),
@@ -265,15 +276,14 @@ def select(
 ) -> Selection:
     """Greedy selection over ``scored`` (given in score order, or engine order for ``engine_topk``)."""
     bm25 = params.relevance == "bm25"
-    mass = relevance_mass(scored) if bm25 else None
+    by_gain = params.selection == "coverage" and not switches.engine_order
+    order: Order = _gain_order if by_gain else _score_order
+    mass = relevance_demand(scored, params, order, len(facets)) if bm25 else None
     resolved = resolve_shares((s.bucket for s in scored), shares, mass, params.share_floor if bm25 else 1.0)
     caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)
     coverage = _Coverage(len(facets), params.covered_weight)
-    order: Order = (
-        _gain_order if params.selection == "coverage" and not switches.engine_order else _score_order
-    )
     decisions = _decide(
         order(scored, coverage), state=state, gates=gates, coverage=coverage, section_limit=state.bucket_limit
     )

@@ -114,7 +114,8 @@ def expected_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
     return {
         **listed,
         **{
-            b: rest * (floor / len(unlisted) + (1 - floor) * (mass[b] / total if total else 1 / len(unlisted)))
+            b: rest
+            * (floor / len(unlisted) + (1 - floor) * (mass[b] / total if total else 1 / len(unlisted)))
             for b in unlisted
         },
     }
@@ -177,7 +178,7 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         covered = set(record.step_details.covered)
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
-        gain = (sum(w * (share if f in covered else 1.0) for f, w in weights.items()) + record.boost)
+        gain = sum(w * (share if f in covered else 1.0) for f, w in weights.items()) + record.boost
         assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
         if not record.step_details.second_pass:
             first_pass.append(record.gain)

@@ -72,7 +72,7 @@ def test_stored_terms_give_the_same_scores_as_the_text(
             "priors": {
                 "sections": {"S": 1.0},
                 "keywords": {"sump pump": 2.0, "pit": 0.5, "ü bahn": 1.5, "the": 0.25},
-            }
+            },
         }
     )
     stored = score_candidates(

@@ -86,7 +86,13 @@ def build_retrieval_query(
     sections = config.priors.sections
     keywords = config.priors.keywords
     should: list[dict[str, Any]] = [
-        {"multi_match": {"query": query, "fields": ["text", f"context^{CONTEXT_BOOST}"], "type": "most_fields"}}
+        {
+            "multi_match": {
+                "query": query,
+                "fields": ["text", f"context^{CONTEXT_BOOST}"],
+                "type": "most_fields",
+            }
+        }
     ]
     boosted = sorted(s for s, p in sections.items() if p > 0)
     if boosted:

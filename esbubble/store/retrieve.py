@@ -14,15 +14,14 @@ from pydantic import BaseModel, ConfigDict
 from esbubble.config import BubbleConfig
 from esbubble.errors import EngineError
 from esbubble.models import Candidate
+from esbubble.relevance import TermStats
 from esbubble.store.chunks import chunk_from_source
 from esbubble.store.connection import Store
-from esbubble.relevance import TermStats
 from esbubble.store.query import RetrievalFilters, build_retrieval_query, term_stats_of
 
 
 class Retrieval(BaseModel):
     """The candidates for one query, the exact body that found them, and how long the engine took."""
-
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
