@@ -7,12 +7,14 @@ code under test.
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from esbubble.analysis import analyze
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.models import GATE_REASONS, Bubble, Candidate, Chunk, GateResult, TraceRecord
@@ -96,29 +98,23 @@ def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bub
     return build_bubble(query, candidates, config, run_id="prop", now=NOW)
 
 
-def expected_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
-    """ρ_b as the README states it, recomputed independently of the code under test: listed shares
-    kept; the rest split equally (tf), or ``share_floor`` of it equally and the remainder in proportion
-    to each bucket's relevance mass, the summed relevance of its best three candidates (bm25)."""
+def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
+    """ρ_b as the README states it: listed shares kept; unlisted buckets split the rest, equally (tf),
+    or each at least ``share_floor`` of it over their number, the rest by relevance demand (bm25)."""
     listed = config.buckets.shares
-    relevances: dict[str, list[float]] = {}
-    for record in bubble.trace:
-        relevances.setdefault(record.bucket, []).append(record.relevance)
-    unlisted = [b for b in relevances if b not in listed]
+    present = {record.bucket for record in bubble.trace}
+    unlisted = sorted(b for b in present if b not in listed)
     rest = max(0.0, 1.0 - sum(listed.values()))
-    if config.bubble.relevance == "tf":
-        return {**listed, **{b: rest / len(unlisted) for b in unlisted}}
-    mass = {b: sum(sorted(relevances[b], reverse=True)[:3]) for b in unlisted}
-    total = sum(mass.values())
-    floor = config.bubble.share_floor
-    return {
-        **listed,
-        **{
-            b: rest
-            * (floor / len(unlisted) + (1 - floor) * (mass[b] / total if total else 1 / len(unlisted)))
-            for b in unlisted
-        },
-    }
+    shares = bubble.bucket_shares
+    assert {b: shares[b] for b in listed} == pytest.approx(dict(listed))
+    if unlisted:
+        assert sum(shares[b] for b in unlisted) == pytest.approx(rest)
+        n = len(unlisted)
+        if config.bubble.relevance == "tf":
+            assert all(shares[b] == pytest.approx(rest / n) for b in unlisted)
+        else:
+            assert all(shares[b] >= rest * config.bubble.share_floor / n - 1e-12 for b in unlisted)
+    return dict(shares)
 
 
 def facet_weights_of(record: TraceRecord) -> dict[str, float]:
@@ -182,7 +178,7 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
         if not record.step_details.second_pass:
             first_pass.append(record.gain)
-    assert all(a >= b - 1e-9 for a, b in zip(first_pass, first_pass[1:], strict=False))
+    assert all(a >= b - 1e-9 for a, b in itertools.pairwise(first_pass))
 
 
 @common
@@ -202,8 +198,7 @@ def test_under_strict_no_bucket_exceeds_its_share(
 ) -> None:
     config = config.with_overrides(slack_policy="strict", variant="full")
     bubble = _build(query, candidates, config)
-    shares = expected_shares(bubble, config)
-    assert bubble.bucket_shares == pytest.approx(shares)
+    shares = check_shares(bubble, config)
     spent: dict[str, int] = {}
     for chosen in bubble.selected:
         bucket = config.buckets.bucket_of(chosen.chunk.section, chosen.chunk.bucket)
@@ -235,7 +230,8 @@ def test_global_pool_only_spends_what_buckets_left(
 def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
     candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
 ) -> None:
-    config = config.with_overrides(variant=variant)
+    """eq. 12 (``overlap_with = "bubble"``, ``overlap_words = "all"``): against the union of B."""
+    config = config.with_overrides(variant=variant, overlap_with="bubble", overlap_words="all")
     bubble = _build(query, candidates, config)
     before: set[str] = set()
     for chosen in bubble.selected:
@@ -244,6 +240,29 @@ def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
         assert value < config.bubble.overlap_threshold
         assert value == chosen.overlap
         before |= words
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.sampled_from(["diversity", "full"]))
+def test_each_selected_chunk_overlaps_every_chunk_before_it_less_than_delta(
+    candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
+) -> None:
+    """The default (``overlap_with = "chunk"``): no selected chunk shares δ or more of its words, the
+    query's own words left out, with any chunk selected before it."""
+    config = config.with_overrides(variant=variant, overlap_with="chunk", overlap_words="beyond_query")
+    bubble = _build(query, candidates, config)
+    asked = set(word_set(query, config.bubble.stop_words))
+    before: list[set[str]] = []
+    for chosen in bubble.selected:
+        words = {
+            w
+            for w in word_set(chosen.chunk.compare_text, config.bubble.stop_words)
+            if w not in asked and not set(analyze(w)) & set(analyze(query))
+        }
+        value = max((len(words & other) / len(words) for other in before), default=0.0) if words else 0.0
+        assert value < config.bubble.overlap_threshold
+        assert value == pytest.approx(chosen.overlap)
+        before.append(words)
 
 
 @common

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from factories import paper_config, text_candidate
 
 from esbubble.bubble import build_bubble
-from esbubble.config import BubbleConfig, parse_config
+from esbubble.config import BubbleConfig
 from esbubble.models import Bubble, Candidate
 from esbubble.select import bucket_caps, resolve_shares, trace_id
 

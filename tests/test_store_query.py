@@ -36,7 +36,13 @@ def test_exact_body_with_priors_and_filters() -> None:
                 "query": {
                     "bool": {
                         "should": [
-                            {"match": {"text": {"query": "scaffold hire"}}},
+                            {
+                                "multi_match": {
+                                    "query": "scaffold hire",
+                                    "fields": ["text", "context^0.5"],
+                                    "type": "most_fields",
+                                }
+                            },
                             {
                                 "constant_score": {
                                     "filter": {"terms": {"section": ["Access", "Scaffolding"]}},
@@ -63,14 +69,46 @@ def test_exact_body_with_priors_and_filters() -> None:
         "_source": True,
         "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
         "track_scores": True,
+        # bm25: one request also counts, over the whole index, the chunks holding each analysed term
+        "aggs": {
+            "esbubble_term_stats": {
+                "global": {},
+                "aggs": {
+                    "df": {
+                        "filters": {
+                            "filters": {
+                                term: {"bool": {"should": [{"term": {f: term}} for f in ("text", "context")]}}
+                                for term in ("hire", "scaffold")
+                            }
+                        }
+                    }
+                },
+            }
+        },
     }
+
+
+def test_paper_mode_asks_for_no_term_statistics() -> None:
+    body = build_retrieval_query("scaffold hire", parse_config({"bubble": {"relevance": "tf"}}))
+    assert "aggs" not in body
 
 
 def test_without_priors_or_filters_only_bm25_remains() -> None:
     body = build_retrieval_query("gutters", parse_config({}))
     function_score = body["query"]["function_score"]
     assert function_score["query"] == {
-        "bool": {"should": [{"match": {"text": {"query": "gutters"}}}], "minimum_should_match": 1}
+        "bool": {
+            "should": [
+                {
+                    "multi_match": {
+                        "query": "gutters",
+                        "fields": ["text", "context^0.5"],
+                        "type": "most_fields",
+                    }
+                }
+            ],
+            "minimum_should_match": 1,
+        }
     }
     assert function_score["functions"] == []
     assert body["size"] == 200

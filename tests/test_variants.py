@@ -8,7 +8,6 @@ import pytest
 from factories import paper_config, text_candidate
 
 from esbubble.bubble import build_bubble
-
 from esbubble.models import Bubble, Candidate, Variant
 from esbubble.variants import VARIANTS, token_matched_config
 
