@@ -40,8 +40,11 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 
 # Ideographs and kana are single-character words in the standard tokenizer, and so are the
 # pictographic symbols it emits as emoji tokens (© and ® are the ones documents hold).
-_IDEOGRAPHIC = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\u00a9\u00ae"
-_WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}]"
+_IDEOGRAPHIC = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\u00a9\u00ae\u2194-\u2199"
+)
+# Superscript and subscript digits are not word characters to the standard tokenizer.
+_WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}\u00b2\u00b3\u00b9\u2070-\u209f]"
 # A run of word characters with single joiners inside; which joiners really join is decided below.
 _CANDIDATE = re.compile(rf"{_WORD_CHAR}+(?:[.,;:'’]{_WORD_CHAR}+)*|[{_IDEOGRAPHIC}]")
 _HAS_ALNUM = re.compile(rf"[^\W_]|[{_IDEOGRAPHIC}]")
