@@ -278,18 +278,39 @@ def test_eval_delivery_options_compare_bubble_and_delivery(with_sample: list[str
     assert "--window and --parent are exclusive" in both.stderr
 
 
+BAD_SET = '{"id": "a", "query": "scope"}\n{"id": "b"}\nnot json\n{"id": "c", "query": "membrane"}\n'
+
+
+def assert_bad_entries_reported_and_skipped(result: Result, name: str) -> None:
+    """The one policy for bad query-set lines: each reported with its line, the rest ran, exit 1."""
+    assert result.exit_code == 1, result.output
+    errors = result.stderr.strip().splitlines()
+    assert f"esbubble: error: {name}:line 2: missing 'query' (entry skipped)" in errors
+    assert any(line.startswith(f"esbubble: error: {name}:line 3: not valid JSON") for line in errors)
+    assert errors[-1] == "esbubble: error: 2 bad query-set entries skipped (listed above); the other 2 ran"
+    assert "Traceback" not in result.output
+
+
 @pytest.mark.integration
-def test_eval_with_a_bad_query_set_exits_1_naming_the_line(with_sample: list[str], tmp_path: Path) -> None:
+def test_eval_with_bad_query_set_lines_reports_each_runs_the_rest_and_exits_1(
+    with_sample: list[str], tmp_path: Path
+) -> None:
     queries = tmp_path / "q.jsonl"
-    queries.write_text('{"id": "a", "query": "scope"}\n{"id": "b"}\n')
-    result = run(*with_sample, "eval", str(queries))
-    assert result.exit_code == 1
-    assert (
-        "query set has 1 bad entries" in result.stderr and "q.jsonl:line 2: missing 'query'" in result.stderr
-    )
+    queries.write_text(BAD_SET)
+    result = run(*with_sample, "eval", str(queries), "--json")
+    assert_bad_entries_reported_and_skipped(result, str(queries))
+    payload = json.loads(result.stdout)
+    assert payload["queries"] == 2
+    assert [p.split(": ")[0] for p in payload["problems"]] == [f"{queries}:line 2", f"{queries}:line 3"]
+    assert_bad_entries_reported_and_skipped(run(*with_sample, "eval", str(queries)), str(queries))
     missing = run(*with_sample, "eval", str(tmp_path / "none.jsonl"))
     assert missing.exit_code == 1
     assert "query set not found" in missing.stderr
+    nothing_usable = tmp_path / "bad.jsonl"
+    nothing_usable.write_text('{"id": "b"}\n')
+    none_ran = run(*with_sample, "eval", str(nothing_usable))
+    assert none_ran.exit_code == 1
+    assert "has no usable queries" in none_ran.stderr.strip().splitlines()[-1]
 
 
 @pytest.mark.integration
@@ -372,6 +393,20 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
     assert reported.output.strip() == f"wrote {out} (2 runs of batch {payload['batch_id']})"
     html = out.read_text(encoding="utf-8")
     assert html.count("<svg ") == 4 and "no data" not in html
+
+
+@pytest.mark.integration
+def test_rebubble_with_bad_query_set_lines_reports_each_runs_the_rest_and_exits_1(
+    small_corpus: tuple[list[str], Path], tmp_path: Path
+) -> None:
+    flags, _ = small_corpus
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(BAD_SET)
+    result = run(*flags, "rebubble", str(queries), "--json")
+    assert_bad_entries_reported_and_skipped(result, str(queries))
+    payload = json.loads(result.stdout)
+    assert [run["run_id"].rsplit(".", 1)[1] for run in payload["runs"]] == ["a", "c"]
+    assert len(payload["problems"]) == 2
 
 
 @pytest.mark.integration
