@@ -533,7 +533,9 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                 skip=finished,
                 redact_query=redact_query,
             )
-    comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
+        comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
+        if comparison is not None and not result.failed:  # the cluster answered the whole batch
+            comparison = batch.describe_chunks(store, comparison)
     if as_json:
         emit_json(
             {

@@ -22,11 +22,12 @@ from rich.table import Table as RichTable
 from esbubble.metrics import bubble_metrics
 from esbubble.models import Bubble, RunManifest, TraceRecord
 from esbubble.report import Table
+from esbubble.text import preview
 
 if TYPE_CHECKING:
     from esbubble.delivery import DeliveryEvaluation
     from esbubble.ingest import IngestProgress, IngestSummary
-    from esbubble.rebubble import BatchResult, Comparison
+    from esbubble.rebubble import BatchResult, ChunkNote, Comparison
     from esbubble.store.audit import WriteResult
 
 
@@ -54,12 +55,6 @@ def print_table(table: Table) -> None:
 def print_tables(tables: Sequence[Table]) -> None:
     for table in tables:
         print_table(table)
-
-
-def preview(text: str, width: int = 60) -> str:
-    """The first ``width`` characters of a chunk on one line."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -297,19 +292,33 @@ def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
         f"compared with {comparison.baseline}: "
         f"{comparison.changed} of {len(comparison.changes)} queries changed"
     )
-    table = RichTable()
-    for column in ("query", "entered", "left", "Δ tokens", "sections +", "sections −"):
-        table.add_column(column)
     for change in comparison.changes:
         if not change.changed:
             continue
-        table.add_row(
-            preview(change.query or change.query_hash, 40), ", ".join(change.entered), ", ".join(change.left),
-            f"{change.token_delta:+d}", ", ".join(change.sections_entered), ", ".join(change.sections_left),
-        )  # fmt: skip
-    console().print(table)
+        sections = "".join(
+            [*(f"  +{s}" for s in change.sections_entered), *(f"  −{s}" for s in change.sections_left)]
+        )
+        click.echo(
+            f"\n{preview(change.query or change.query_hash, 60)}  "
+            f"({change.old_run_id} → {change.new_run_id})  tokens {change.token_delta:+d}{sections}"
+        )
+        for mark, ids in (("+", change.entered), ("−", change.left)):
+            for chunk_id in ids:
+                click.echo(f"  {mark} {describe_chunk(comparison.chunks.get(chunk_id), chunk_id)}")
     for run_id in comparison.only_in_new:
         click.echo(f"new query (no baseline run): {run_id}")
+
+
+def describe_chunk(note: ChunkNote | None, chunk_id: str) -> str:
+    """``section · doc, sheet, row or page · "snippet"  [chunk id]`` for a chunk that moved."""
+    if note is None:
+        return f"{chunk_id}  (no longer in the chunk index)"
+    where = note.doc_id
+    where += f" sheet {note.sheet_name}" if note.sheet_name and note.sheet_name != note.section else ""
+    where += f" row {note.row_number}" if note.row_number is not None else ""
+    where += f" p. {note.page}" if note.page is not None else ""
+    text = f'"{preview(note.snippet, 60)}"' if note.snippet is not None else "(no longer in the chunk index)"
+    return f"{note.section} · {where} · {text}  [{chunk_id}]"
 
 
 def delivery_table(delivery: DeliveryEvaluation) -> Table:

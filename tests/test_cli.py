@@ -383,9 +383,20 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
         "Scope of Works"
     ]
 
+    assert set(payload["comparison"]["chunks"]) == {"p1", "s1"}
+    assert payload["comparison"]["chunks"]["p1"]["snippet"] == "membrane product data sheet primer"
+
     human = run(*flags, "rebubble", str(queries), "--profile", boosted, "--compare", baseline["batch_id"])
     assert "2 of 2 queries changed" in human.output
-    assert "p1" in human.output and "+0" in human.output
+    lines = human.output.splitlines()
+    assert lines.count('  + Products · job.xlsx row 4 · "membrane product data sheet primer"  [p1]') == 2
+    assert (
+        lines.count('  − Scope of Works · job.xlsx row 2 · "membrane membrane scope works basement"  [s1]')
+        == 2
+    )
+    assert any(
+        line.startswith("membrane  (") and "tokens +0  +Products  −Scope of Works" in line for line in lines
+    )
 
     out = tmp_path / "report.html"
     reported = run(*flags, "report", payload["batch_id"], "--out", str(out))
