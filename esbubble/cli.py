@@ -266,7 +266,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
-    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
+    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_file, replace_document
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
@@ -281,9 +281,9 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
         else:
             ensure_chunk_fields(store)
         if doc_id is not None:
-            chunks = read_document(paths[0], options, doc_id=doc_id)
-            result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])
-            summary = IngestSummary(documents=[result])
+            read = read_file(paths[0], options, doc_id=doc_id)
+            result = replace_document(store, doc_id, read.chunks, now=datetime.now(UTC), file=paths[0])
+            summary = IngestSummary(documents=[result.model_copy(update={"warnings": list(read.warnings)})])
         else:
             with render.IngestProgressBar(enabled=not as_json) as bar:
                 summary = ingest_paths(store, list(paths), options, progress=bar.update)

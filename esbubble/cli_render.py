@@ -155,6 +155,11 @@ def print_ingest(summary: IngestSummary) -> None:
         f"{summary.updated} updated, {summary.deleted} deleted, {summary.unchanged} unchanged; "
         f"{len(summary.failures)} failed"
     )
+    warned = [(document.file, warning) for document in summary.documents for warning in document.warnings]
+    if warned:
+        click.echo("reader warnings (the files were ingested; check their chunks):")
+        for file, warning in warned:
+            click.echo(f"  {file}: {warning}")
     for failure in summary.failures:
         click.echo(f"esbubble: error: {failure.file}: {failure.reason}", err=True)
     for skipped in summary.skipped:

@@ -131,6 +131,27 @@ def test_ingest_again_reports_everything_unchanged(with_sample: list[str]) -> No
 
 
 @pytest.mark.integration
+def test_ingest_reports_library_warnings_per_file_and_keeps_them_off_stderr(
+    on_engine: list[str], tmp_path: Path
+) -> None:
+    from test_ingest_reader_warnings import damaged_pdf
+
+    folder = tmp_path / "job"
+    folder.mkdir()
+    pdf = damaged_pdf(folder / "spec.pdf")
+    assert run(*on_engine, "init").exit_code == 0
+    human = run(*on_engine, "ingest", str(folder))
+    assert human.exit_code == 0, human.output
+    assert "pypdf" not in human.stderr and "startxref" not in human.stderr  # only the progress bar
+    assert "reader warnings (the files were ingested; check their chunks):" in human.stdout
+    assert f"  {pdf}: pypdf: incorrect startxref pointer" in human.stdout
+    doc_id = run(*on_engine, "ingest", str(pdf), "--doc-id", "spec-again.pdf", "--json")
+    assert doc_id.exit_code == 0 and doc_id.stderr == ""
+    (document,) = json.loads(doc_id.stdout)["per_document"]
+    assert any(w.startswith("pypdf: incorrect startxref pointer") for w in document["warnings"])
+
+
+@pytest.mark.integration
 def test_ingest_missing_file_exits_1_naming_it(with_sample: list[str], tmp_path: Path) -> None:
     result = run(*with_sample, "ingest", str(tmp_path / "nope.xlsx"))
     assert result.exit_code == 1
