@@ -368,6 +368,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     with store_of(ctx, index=index) as store:
         result = run_delivery(store, query, config)
     render.warn_write(result.write_result)
+    render.warn_empty(result.delivery.bubble)
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
     if as_json:

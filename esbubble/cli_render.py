@@ -73,20 +73,25 @@ def warn_write(result: WriteResult) -> None:
         click.echo(f"esbubble: warning: {result.lost} audit records lost ({result.error})", err=True)
 
 
+def empty_reason(bubble: Bubble) -> str | None:
+    """Why the bubble is empty, in one line; ``None`` when it is not empty."""
+    if bubble.selected:
+        return None
+    if not bubble.trace:
+        return "no chunk matched the query"
+    reasons = Counter(record.final_reason for record in bubble.trace)
+    shown = ", ".join(
+        f"{reason} {count}" for reason, count in sorted(reasons.items(), key=lambda i: (-i[1], i[0]))
+    )
+    total = len(bubble.trace)
+    return f"{'the only candidate was' if total == 1 else f'all {total} candidates'} rejected: {shown}"
+
+
 def warn_empty(bubble: Bubble) -> None:
     """An empty bubble is a valid result (exit 0), but say why on stderr."""
-    if bubble.selected:
-        return
-    if not bubble.trace:
-        click.echo("esbubble: warning: the bubble is empty: no chunk matched the query", err=True)
-        return
-    reasons = Counter(record.final_reason for record in bubble.trace)
-    shown = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
-    click.echo(
-        f"esbubble: warning: the bubble is empty: no candidate passed the gates within budget "
-        f"{bubble.budget} ({shown})",
-        err=True,
-    )
+    reason = empty_reason(bubble)
+    if reason is not None:
+        click.echo(f"esbubble: warning: the bubble is empty: {reason} (budget {bubble.budget})", err=True)
 
 
 class IngestProgressBar:

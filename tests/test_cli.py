@@ -483,3 +483,47 @@ def test_assemble_prints_only_the_prompt_on_stdout_and_its_trace_is_recorded(
     assert payload["metadata"]["tokens"]["total"] <= payload["metadata"]["tokens"]["max_tokens"]
     traced = json.loads(run(*flags, "trace", run_id, "--json").output)
     assert traced["run_id"] == run_id and traced["candidates"]
+
+
+def test_an_empty_bubble_says_why_with_the_rejections_most_common_first() -> None:
+    from datetime import UTC, datetime
+
+    from factories import text_candidate
+
+    from esbubble.bubble import build_bubble
+    from esbubble.cli_render import empty_reason
+    from esbubble.config import parse_config
+
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    config = parse_config({"bubble": {"token_budget": 10}})
+    nothing = build_bubble("membrane", [], config, run_id="r0", now=now)
+    assert empty_reason(nothing) == "no chunk matched the query"
+    big = [text_candidate(f"c{i}", "Scope", f"membrane scope item {i}", 50) for i in range(3)]
+    too_big = build_bubble("membrane", big, config, run_id="r1", now=now)
+    reasons = {r.final_reason for r in too_big.trace}
+    assert len(too_big.trace) == 3 and not too_big.selected
+    assert empty_reason(too_big) == f"all 3 candidates rejected: {reasons.pop()} 3" and not reasons
+    one = build_bubble("membrane", big[:1], config, run_id="r2", now=now)
+    assert (empty_reason(one) or "").startswith("the only candidate was rejected: ")
+    fits = build_bubble(
+        "membrane", big[:1], parse_config({"bubble": {"token_budget": 100}}), run_id="r3", now=now
+    )
+    assert empty_reason(fits) is None
+
+
+@pytest.mark.integration
+def test_bubble_and_assemble_say_why_the_bubble_is_empty_and_exit_0(
+    small_corpus: tuple[list[str], Path],
+) -> None:
+    flags, _ = small_corpus
+    for command in ("bubble", "assemble"):
+        nothing = run(*flags, command, "zyxwvut qwerty", "--budget", "100")
+        assert nothing.exit_code == 0, nothing.output
+        assert (
+            "esbubble: warning: the bubble is empty: no chunk matched the query (budget 100)"
+            in nothing.stderr
+        )
+        tiny = run(*flags, command, "membrane", "--budget", "5")
+        assert tiny.exit_code == 0, tiny.output
+        assert "esbubble: warning: the bubble is empty: all 2 candidates rejected: " in tiny.stderr
+    assert "Question: zyxwvut qwerty" in nothing.stdout
