@@ -321,8 +321,8 @@ def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
 
 def describe_chunk(note: ChunkNote | None, chunk_id: str) -> str:
     """``section · doc, sheet, row or page · "snippet"  [chunk id]`` for a chunk that moved."""
-    if note is None:
-        return f"{chunk_id}  (no longer in the chunk index)"
+    if note is None:  # not looked up: the batch lost the cluster
+        return chunk_id
     where = note.doc_id
     where += f" sheet {note.sheet_name}" if note.sheet_name and note.sheet_name != note.section else ""
     where += f" row {note.row_number}" if note.row_number is not None else ""

@@ -527,3 +527,24 @@ def test_bubble_and_assemble_say_why_the_bubble_is_empty_and_exit_0(
         assert tiny.exit_code == 0, tiny.output
         assert "esbubble: warning: the bubble is empty: all 2 candidates rejected: " in tiny.stderr
     assert "Question: zyxwvut qwerty" in nothing.stdout
+
+
+def test_a_moved_chunk_is_described_by_place_and_text_or_by_id_alone() -> None:
+    from esbubble.cli_render import describe_chunk
+    from esbubble.rebubble import ChunkNote
+
+    def note(**fields: object) -> ChunkNote:
+        base: dict[str, object] = {"chunk_id": "c1", "doc_id": "spec.pdf", "section": "Warranty"}
+        base |= dict.fromkeys(("sheet_name", "row_number", "page", "snippet"))
+        return ChunkNote.model_validate(base | fields)
+
+    assert describe_chunk(note(page=3, snippet="The  warranty\nperiod is ten years"), "c1") == (
+        'Warranty · spec.pdf p. 3 · "The warranty period is ten years"  [c1]'
+    )
+    moved = note(doc_id="job.xlsx", sheet_name="Quote", row_number=12, snippet="x" * 80)
+    assert describe_chunk(moved, "c1") == (f'Warranty · job.xlsx sheet Quote row 12 · "{"x" * 59}…"  [c1]')
+    assert (
+        describe_chunk(note(row_number=2), "c1")
+        == "Warranty · spec.pdf row 2 · (no longer in the chunk index)  [c1]"
+    )
+    assert describe_chunk(None, "c1") == "c1"
