@@ -74,7 +74,7 @@ TYPE_MIGRATION_VERSIONS = {
     "index-pattern": "8.0.0",
     "lens": "8.9.0",
     "search": "10.5.0",
-    "dashboard": "10.3.0",
+    "dashboard": "10.2.0",
 }
 
 
