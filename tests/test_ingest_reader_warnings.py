@@ -10,6 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ingest_files import OPTIONS, make_pdf
 from openpyxl import Workbook
 
@@ -84,3 +86,12 @@ def test_logging_and_warning_filters_are_restored_after_capture() -> None:
         logger.warning("during")
         raise RuntimeError("reader crashed")
     assert (logger.handlers, logger.propagate, warnings.filters) == (handlers, propagate, filters)
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c: x", "d (×2)"]), max_size=30))
+def test_summarise_keeps_every_message_once_with_its_count(messages: list[str]) -> None:
+    shown = summarise(messages)
+    assert len(shown) == len(set(messages))
+    for message, line in zip(dict.fromkeys(messages), shown, strict=True):
+        count = messages.count(message)
+        assert line == (f"{message} (×{count})" if count > 1 else message)
