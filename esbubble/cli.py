@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +24,9 @@ from esbubble.errors import EsbubbleError, InputError, NotFoundError
 from esbubble.settings import Settings, load_settings
 from esbubble.store.connection import Store, open_store
 from esbubble.store.names import validate_index_name
+
+if TYPE_CHECKING:
+    from esbubble.queryset import QuerySet
 
 
 class EsbubbleGroup(click.Group):
@@ -107,16 +110,34 @@ def resolve_config(
     return config.with_overrides(token_budget=budget, variant=variant, overlap_threshold=delta)
 
 
-def load_cases(path: str) -> list[Any]:
-    """A query set's cases; any bad entry is a user error listing the first problems."""
+def load_query_set(path: str) -> QuerySet:
+    """A query set under the one policy every command follows for bad entries.
+
+    Each bad entry is reported on stderr with its line (JSONL) or entry (YAML)
+    number and skipped; the other queries run; ``exit_if_bad_entries`` then
+    ends the command with exit code 1. A set with no usable query at all is a
+    user error straight away.
+    """
     from esbubble.queryset import load_queries
 
     queryset = load_queries(path)
+    for problem in queryset.problems:
+        click.echo(f"esbubble: error: {problem} (entry skipped)", err=True)
+    if not queryset.cases:
+        raise InputError(f"query set {path} has no usable queries", hint="fix the entries reported above")
+    return queryset
+
+
+def exit_if_bad_entries(ctx: click.Context, queryset: QuerySet) -> None:
+    """Exit 1 after the results when some entries of the query set were skipped."""
     if queryset.problems:
-        shown = "; ".join(queryset.problems[:3])
-        more = f" (+{len(queryset.problems) - 3} more)" if len(queryset.problems) > 3 else ""
-        raise InputError(f"query set has {len(queryset.problems)} bad entries: {shown}{more}")
-    return list(queryset.cases)
+        count = len(queryset.problems)
+        click.echo(
+            f"esbubble: error: {count} bad query-set {'entry' if count == 1 else 'entries'} skipped "
+            f"(listed above); the other {len(queryset.cases)} ran",
+            err=True,
+        )
+        ctx.exit(1)
 
 
 @click.group(cls=EsbubbleGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -245,7 +266,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
-    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
+    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_file, replace_document
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
@@ -260,9 +281,9 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
         else:
             ensure_chunk_fields(store)
         if doc_id is not None:
-            chunks = read_document(paths[0], options, doc_id=doc_id)
-            result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])
-            summary = IngestSummary(documents=[result])
+            read = read_file(paths[0], options, doc_id=doc_id)
+            result = replace_document(store, doc_id, read.chunks, now=datetime.now(UTC), file=paths[0])
+            summary = IngestSummary(documents=[result.model_copy(update={"warnings": list(read.warnings)})])
         else:
             with render.IngestProgressBar(enabled=not as_json) as bar:
                 summary = ingest_paths(store, list(paths), options, progress=bar.update)
@@ -347,6 +368,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     with store_of(ctx, index=index) as store:
         result = run_delivery(store, query, config)
     render.warn_write(result.write_result)
+    render.warn_empty(result.delivery.bubble)
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
     if as_json:
@@ -419,6 +441,8 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 
     With --window/--parent/--repair/--assemble, a delivery table compares each
     query's bubble with what those stages deliver (tokens and gold recall).
+    Malformed query-set lines are reported with their line number and the
+    other queries still run (exit 1).
     """
     from esbubble.delivery import evaluate_delivery, evaluate_options
     from esbubble.evaluate import evaluate, evaluation_tables
@@ -430,7 +454,8 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
         if with_delivery
         else None
     )
-    cases = load_cases(queryset)
+    loaded = load_query_set(queryset)
+    cases = list(loaded.cases)
     now = datetime.now(UTC)
     with store_of(ctx, index=index) as store:
         evaluation = evaluate(store, cases, config, now=now)
@@ -439,11 +464,13 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
         payload = evaluation.model_dump(mode="json")
         if delivery is not None:
             payload["delivery"] = delivery.model_dump(mode="json")
+        payload["problems"] = loaded.problems
         emit_json(payload)
-        return
-    render.print_tables(evaluation_tables(evaluation))
-    if delivery is not None:
-        render.print_tables([render.delivery_table(delivery)])
+    else:
+        render.print_tables(evaluation_tables(evaluation))
+        if delivery is not None:
+            render.print_tables([render.delivery_table(delivery)])
+    exit_if_bad_entries(ctx, loaded)
 
 
 @cli.command()
@@ -483,16 +510,11 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     went away are listed (exit 3); `--resume BATCH_ID` runs only those.
     """
     from esbubble import rebubble as batch
-    from esbubble.queryset import load_queries
     from esbubble.store.audit import flush_spool
 
     config = resolve_config(profile, budget=budget, variant=variant)
-    queryset_loaded = load_queries(queryset)
-    for problem in queryset_loaded.problems:
-        click.echo(f"esbubble: warning: skipped {problem}", err=True)
+    queryset_loaded = load_query_set(queryset)
     cases = list(queryset_loaded.cases)
-    if not cases:
-        raise InputError(f"query set {queryset} has no usable queries", hint="fix the lines reported above")
     now = datetime.now(UTC)
     with store_of(ctx) as store:
         old = batch.load_summaries(store, baseline) if baseline else None
@@ -512,7 +534,9 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                 skip=finished,
                 redact_query=redact_query,
             )
-    comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
+        comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
+        if comparison is not None and not result.failed:  # the cluster answered the whole batch
+            comparison = batch.describe_chunks(store, comparison)
     if as_json:
         emit_json(
             {
@@ -537,8 +561,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             err=True,
         )
         ctx.exit(3)
-    if queryset_loaded.problems:
-        ctx.exit(1)
+    exit_if_bad_entries(ctx, queryset_loaded)
 
 
 @cli.command()

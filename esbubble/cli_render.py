@@ -22,11 +22,12 @@ from rich.table import Table as RichTable
 from esbubble.metrics import bubble_metrics
 from esbubble.models import Bubble, RunManifest, TraceRecord
 from esbubble.report import Table
+from esbubble.text import preview
 
 if TYPE_CHECKING:
     from esbubble.delivery import DeliveryEvaluation
     from esbubble.ingest import IngestProgress, IngestSummary
-    from esbubble.rebubble import BatchResult, Comparison
+    from esbubble.rebubble import BatchResult, ChunkNote, Comparison
     from esbubble.store.audit import WriteResult
 
 
@@ -56,12 +57,6 @@ def print_tables(tables: Sequence[Table]) -> None:
         print_table(table)
 
 
-def preview(text: str, width: int = 60) -> str:
-    """The first ``width`` characters of a chunk on one line."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def fmt(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -78,20 +73,25 @@ def warn_write(result: WriteResult) -> None:
         click.echo(f"esbubble: warning: {result.lost} audit records lost ({result.error})", err=True)
 
 
+def empty_reason(bubble: Bubble) -> str | None:
+    """Why the bubble is empty, in one line; ``None`` when it is not empty."""
+    if bubble.selected:
+        return None
+    if not bubble.trace:
+        return "no chunk matched the query"
+    reasons = Counter(record.final_reason for record in bubble.trace)
+    shown = ", ".join(
+        f"{reason} {count}" for reason, count in sorted(reasons.items(), key=lambda i: (-i[1], i[0]))
+    )
+    total = len(bubble.trace)
+    return f"{'the only candidate was' if total == 1 else f'all {total} candidates'} rejected: {shown}"
+
+
 def warn_empty(bubble: Bubble) -> None:
     """An empty bubble is a valid result (exit 0), but say why on stderr."""
-    if bubble.selected:
-        return
-    if not bubble.trace:
-        click.echo("esbubble: warning: the bubble is empty: no chunk matched the query", err=True)
-        return
-    reasons = Counter(record.final_reason for record in bubble.trace)
-    shown = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
-    click.echo(
-        f"esbubble: warning: the bubble is empty: no candidate passed the gates within budget "
-        f"{bubble.budget} ({shown})",
-        err=True,
-    )
+    reason = empty_reason(bubble)
+    if reason is not None:
+        click.echo(f"esbubble: warning: the bubble is empty: {reason} (budget {bubble.budget})", err=True)
 
 
 class IngestProgressBar:
@@ -160,6 +160,11 @@ def print_ingest(summary: IngestSummary) -> None:
         f"{summary.updated} updated, {summary.deleted} deleted, {summary.unchanged} unchanged; "
         f"{len(summary.failures)} failed"
     )
+    warned = [(document.file, warning) for document in summary.documents for warning in document.warnings]
+    if warned:
+        click.echo("reader warnings (the files were ingested; check their chunks):")
+        for file, warning in warned:
+            click.echo(f"  {file}: {warning}")
     for failure in summary.failures:
         click.echo(f"esbubble: error: {failure.file}: {failure.reason}", err=True)
     for skipped in summary.skipped:
@@ -297,19 +302,33 @@ def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
         f"compared with {comparison.baseline}: "
         f"{comparison.changed} of {len(comparison.changes)} queries changed"
     )
-    table = RichTable()
-    for column in ("query", "entered", "left", "Δ tokens", "sections +", "sections −"):
-        table.add_column(column)
     for change in comparison.changes:
         if not change.changed:
             continue
-        table.add_row(
-            preview(change.query or change.query_hash, 40), ", ".join(change.entered), ", ".join(change.left),
-            f"{change.token_delta:+d}", ", ".join(change.sections_entered), ", ".join(change.sections_left),
-        )  # fmt: skip
-    console().print(table)
+        sections = "".join(
+            [*(f"  +{s}" for s in change.sections_entered), *(f"  −{s}" for s in change.sections_left)]
+        )
+        click.echo(
+            f"\n{preview(change.query or change.query_hash, 60)}  "
+            f"({change.old_run_id} → {change.new_run_id})  tokens {change.token_delta:+d}{sections}"
+        )
+        for mark, ids in (("+", change.entered), ("−", change.left)):
+            for chunk_id in ids:
+                click.echo(f"  {mark} {describe_chunk(comparison.chunks.get(chunk_id), chunk_id)}")
     for run_id in comparison.only_in_new:
         click.echo(f"new query (no baseline run): {run_id}")
+
+
+def describe_chunk(note: ChunkNote | None, chunk_id: str) -> str:
+    """``section · doc, sheet, row or page · "snippet"  [chunk id]`` for a chunk that moved."""
+    if note is None:  # not looked up: the batch lost the cluster
+        return chunk_id
+    where = note.doc_id
+    where += f" sheet {note.sheet_name}" if note.sheet_name and note.sheet_name != note.section else ""
+    where += f" row {note.row_number}" if note.row_number is not None else ""
+    where += f" p. {note.page}" if note.page is not None else ""
+    text = f'"{preview(note.snippet, 60)}"' if note.snippet is not None else "(no longer in the chunk index)"
+    return f"{note.section} · {where} · {text}  [{chunk_id}]"
 
 
 def delivery_table(delivery: DeliveryEvaluation) -> Table:

@@ -2,8 +2,8 @@
 
 A bad entry does not sink the set: it is reported with its line number
 (JSONL) or entry number (YAML) in ``QuerySet.problems`` and the other queries
-still load. The caller decides whether problems are fatal (the CLI prints
-them and exits non-zero).
+still load. The caller decides what problems mean; every CLI command reports
+each one, runs the other queries and exits 1 at the end.
 """
 
 from __future__ import annotations

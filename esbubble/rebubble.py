@@ -38,6 +38,7 @@ from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters
 from esbubble.store.retrieve import Retrieval, retrieve_many
+from esbubble.text import preview
 
 PAGE_SIZE = 1000
 RETRIEVE_GROUP = 8  # queries per msearch: small enough that a lost cluster costs little finished work
@@ -83,6 +84,18 @@ class QueryChange(_Model):
         return bool(self.entered or self.left or self.token_delta)
 
 
+class ChunkNote(_Model):
+    """Where a chunk that entered or left a bubble sits and how it begins, so a reader need not look it up."""
+
+    chunk_id: str
+    doc_id: str
+    section: str
+    sheet_name: str | None
+    row_number: int | None
+    page: int | None
+    snippet: str | None = Field(description="the chunk's first characters; None once it left the chunk index")
+
+
 class Comparison(_Model):
     """Per-query changes, plus the queries only one side ran."""
 
@@ -90,6 +103,9 @@ class Comparison(_Model):
     changes: list[QueryChange]
     only_in_new: list[str] = Field(description="run ids with no baseline run of the same query")
     only_in_baseline: list[str]
+    chunks: dict[str, ChunkNote] = Field(
+        default_factory=dict, description="chunk id -> where it is, for every chunk that entered or left"
+    )
 
     @property
     def changed(self) -> int:
@@ -157,6 +173,48 @@ def compare_runs(baseline: str, old: Sequence[RunSummary], new: Sequence[RunSumm
         only_in_new=unmatched,
         only_in_baseline=sorted(r.run_id for r in old if r.run_id not in used),
     )
+
+
+SNIPPET_CHARS = 160
+
+
+def describe_chunks(store: Store, comparison: Comparison) -> Comparison:
+    """The comparison with a note (section, row or page, text snippet) for every chunk that moved.
+
+    Chunks that left a bubble may have been re-ingested away since; their
+    note keeps what the baseline's trace records said and no snippet.
+    """
+    moved = sorted({c for change in comparison.changes for c in (*change.entered, *change.left)})
+    found = {chunk.chunk_id: chunk for chunk in get_chunks(store, moved)}
+    notes = {chunk_id: _note(found[chunk_id]) for chunk_id in moved if chunk_id in found}
+    missing = [chunk_id for chunk_id in moved if chunk_id not in found]
+    for record in trace_records_of_chunks(store, comparison, missing):
+        notes.setdefault(
+            record.chunk_id,
+            ChunkNote(
+                chunk_id=record.chunk_id, doc_id=record.doc_id, section=record.section,
+                sheet_name=record.sheet_name, row_number=record.row_number, page=record.page, snippet=None,
+            ),
+        )  # fmt: skip
+    return comparison.model_copy(update={"chunks": notes})
+
+
+def _note(chunk: Chunk) -> ChunkNote:
+    return ChunkNote(
+        chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, section=chunk.section, sheet_name=chunk.sheet_name,
+        row_number=chunk.row_number, page=chunk.page, snippet=preview(chunk.text, SNIPPET_CHARS),
+    )  # fmt: skip
+
+
+def trace_records_of_chunks(
+    store: Store, comparison: Comparison, chunk_ids: Sequence[str]
+) -> list[TraceRecord]:
+    """The baseline's selected trace records of these chunks (where they were when they were chosen)."""
+    if not chunk_ids:
+        return []
+    run_ids = sorted({change.old_run_id for change in comparison.changes})
+    wanted = set(chunk_ids)
+    return [r for r in trace_records(store, run_ids, selected_only=True) if r.chunk_id in wanted]
 
 
 def _search_pages(

@@ -81,3 +81,9 @@ def check_query_text(query: str) -> str:
             hint="pass the query as UTF-8 text",
         ) from None
     return query
+
+
+def preview(text: str, width: int = 60) -> str:
+    """The first ``width`` characters of ``text`` on one line (whitespace runs become one space)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -3,8 +3,9 @@
 
 The data views (trace alias, runs alias) are created through Kibana's data
 view API so they exist even where saved-object import is restricted; the
-visualizations, the runs search and the dashboard are then imported from
-``kibana/esbubble.ndjson``. Re-running is safe: both calls overwrite.
+Lens charts, the runs search and the dashboard are then imported from
+``kibana/esbubble.ndjson`` (written by ``scripts/make_kibana_objects.py``).
+Re-running is safe: both calls overwrite.
 
     python scripts/kibana_setup.py --kibana-url http://localhost:5601 [--prefix esbubble]
 

@@ -131,6 +131,27 @@ def test_ingest_again_reports_everything_unchanged(with_sample: list[str]) -> No
 
 
 @pytest.mark.integration
+def test_ingest_reports_library_warnings_per_file_and_keeps_them_off_stderr(
+    on_engine: list[str], tmp_path: Path
+) -> None:
+    from test_ingest_reader_warnings import damaged_pdf
+
+    folder = tmp_path / "job"
+    folder.mkdir()
+    pdf = damaged_pdf(folder / "spec.pdf")
+    assert run(*on_engine, "init").exit_code == 0
+    human = run(*on_engine, "ingest", str(folder))
+    assert human.exit_code == 0, human.output
+    assert "pypdf" not in human.stderr and "startxref" not in human.stderr  # only the progress bar
+    assert "reader warnings (the files were ingested; check their chunks):" in human.stdout
+    assert f"  {pdf}: pypdf: incorrect startxref pointer" in human.stdout
+    doc_id = run(*on_engine, "ingest", str(pdf), "--doc-id", "spec-again.pdf", "--json")
+    assert doc_id.exit_code == 0 and doc_id.stderr == ""
+    (document,) = json.loads(doc_id.stdout)["per_document"]
+    assert any(w.startswith("pypdf: incorrect startxref pointer") for w in document["warnings"])
+
+
+@pytest.mark.integration
 def test_ingest_missing_file_exits_1_naming_it(with_sample: list[str], tmp_path: Path) -> None:
     result = run(*with_sample, "ingest", str(tmp_path / "nope.xlsx"))
     assert result.exit_code == 1
@@ -278,18 +299,39 @@ def test_eval_delivery_options_compare_bubble_and_delivery(with_sample: list[str
     assert "--window and --parent are exclusive" in both.stderr
 
 
+BAD_SET = '{"id": "a", "query": "scope"}\n{"id": "b"}\nnot json\n{"id": "c", "query": "membrane"}\n'
+
+
+def assert_bad_entries_reported_and_skipped(result: Result, name: str) -> None:
+    """The one policy for bad query-set lines: each reported with its line, the rest ran, exit 1."""
+    assert result.exit_code == 1, result.output
+    errors = result.stderr.strip().splitlines()
+    assert f"esbubble: error: {name}:line 2: missing 'query' (entry skipped)" in errors
+    assert any(line.startswith(f"esbubble: error: {name}:line 3: not valid JSON") for line in errors)
+    assert errors[-1] == "esbubble: error: 2 bad query-set entries skipped (listed above); the other 2 ran"
+    assert "Traceback" not in result.output
+
+
 @pytest.mark.integration
-def test_eval_with_a_bad_query_set_exits_1_naming_the_line(with_sample: list[str], tmp_path: Path) -> None:
+def test_eval_with_bad_query_set_lines_reports_each_runs_the_rest_and_exits_1(
+    with_sample: list[str], tmp_path: Path
+) -> None:
     queries = tmp_path / "q.jsonl"
-    queries.write_text('{"id": "a", "query": "scope"}\n{"id": "b"}\n')
-    result = run(*with_sample, "eval", str(queries))
-    assert result.exit_code == 1
-    assert (
-        "query set has 1 bad entries" in result.stderr and "q.jsonl:line 2: missing 'query'" in result.stderr
-    )
+    queries.write_text(BAD_SET)
+    result = run(*with_sample, "eval", str(queries), "--json")
+    assert_bad_entries_reported_and_skipped(result, str(queries))
+    payload = json.loads(result.stdout)
+    assert payload["queries"] == 2
+    assert [p.split(": ")[0] for p in payload["problems"]] == [f"{queries}:line 2", f"{queries}:line 3"]
+    assert_bad_entries_reported_and_skipped(run(*with_sample, "eval", str(queries)), str(queries))
     missing = run(*with_sample, "eval", str(tmp_path / "none.jsonl"))
     assert missing.exit_code == 1
     assert "query set not found" in missing.stderr
+    nothing_usable = tmp_path / "bad.jsonl"
+    nothing_usable.write_text('{"id": "b"}\n')
+    none_ran = run(*with_sample, "eval", str(nothing_usable))
+    assert none_ran.exit_code == 1
+    assert "has no usable queries" in none_ran.stderr.strip().splitlines()[-1]
 
 
 @pytest.mark.integration
@@ -362,9 +404,20 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
         "Scope of Works"
     ]
 
+    assert set(payload["comparison"]["chunks"]) == {"p1", "s1"}
+    assert payload["comparison"]["chunks"]["p1"]["snippet"] == "membrane product data sheet primer"
+
     human = run(*flags, "rebubble", str(queries), "--profile", boosted, "--compare", baseline["batch_id"])
     assert "2 of 2 queries changed" in human.output
-    assert "p1" in human.output and "+0" in human.output
+    lines = human.output.splitlines()
+    assert lines.count('  + Products · job.xlsx row 4 · "membrane product data sheet primer"  [p1]') == 2
+    assert (
+        lines.count('  − Scope of Works · job.xlsx row 2 · "membrane membrane scope works basement"  [s1]')
+        == 2
+    )
+    assert any(
+        line.startswith("membrane  (") and "tokens +0  +Products  −Scope of Works" in line for line in lines
+    )
 
     out = tmp_path / "report.html"
     reported = run(*flags, "report", payload["batch_id"], "--out", str(out), "--queries", str(queries))
@@ -373,6 +426,20 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
     html = out.read_text(encoding="utf-8")
     assert html.count("<svg ") == 4 and "no data" not in html
     assert "Gold recall per category" in html and "engine_topk" in html
+
+
+@pytest.mark.integration
+def test_rebubble_with_bad_query_set_lines_reports_each_runs_the_rest_and_exits_1(
+    small_corpus: tuple[list[str], Path], tmp_path: Path
+) -> None:
+    flags, _ = small_corpus
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(BAD_SET)
+    result = run(*flags, "rebubble", str(queries), "--json")
+    assert_bad_entries_reported_and_skipped(result, str(queries))
+    payload = json.loads(result.stdout)
+    assert [run["run_id"].rsplit(".", 1)[1] for run in payload["runs"]] == ["a", "c"]
+    assert len(payload["problems"]) == 2
 
 
 @pytest.mark.integration
@@ -417,3 +484,68 @@ def test_assemble_prints_only_the_prompt_on_stdout_and_its_trace_is_recorded(
     assert payload["metadata"]["tokens"]["total"] <= payload["metadata"]["tokens"]["max_tokens"]
     traced = json.loads(run(*flags, "trace", run_id, "--json").output)
     assert traced["run_id"] == run_id and traced["candidates"]
+
+
+def test_an_empty_bubble_says_why_with_the_rejections_most_common_first() -> None:
+    from datetime import UTC, datetime
+
+    from factories import text_candidate
+
+    from esbubble.bubble import build_bubble
+    from esbubble.cli_render import empty_reason
+    from esbubble.config import parse_config
+
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    config = parse_config({"bubble": {"token_budget": 10}})
+    nothing = build_bubble("membrane", [], config, run_id="r0", now=now)
+    assert empty_reason(nothing) == "no chunk matched the query"
+    big = [text_candidate(f"c{i}", "Scope", f"membrane scope item {i}", 50) for i in range(3)]
+    too_big = build_bubble("membrane", big, config, run_id="r1", now=now)
+    reasons = {r.final_reason for r in too_big.trace}
+    assert len(too_big.trace) == 3 and not too_big.selected
+    assert empty_reason(too_big) == f"all 3 candidates rejected: {reasons.pop()} 3" and not reasons
+    one = build_bubble("membrane", big[:1], config, run_id="r2", now=now)
+    assert (empty_reason(one) or "").startswith("the only candidate was rejected: ")
+    fits = build_bubble(
+        "membrane", big[:1], parse_config({"bubble": {"token_budget": 100}}), run_id="r3", now=now
+    )
+    assert empty_reason(fits) is None
+
+
+@pytest.mark.integration
+def test_bubble_and_assemble_say_why_the_bubble_is_empty_and_exit_0(
+    small_corpus: tuple[list[str], Path],
+) -> None:
+    flags, _ = small_corpus
+    for command in ("bubble", "assemble"):
+        nothing = run(*flags, command, "zyxwvut qwerty", "--budget", "100")
+        assert nothing.exit_code == 0, nothing.output
+        assert (
+            "esbubble: warning: the bubble is empty: no chunk matched the query (budget 100)"
+            in nothing.stderr
+        )
+        tiny = run(*flags, command, "membrane", "--budget", "5")
+        assert tiny.exit_code == 0, tiny.output
+        assert "esbubble: warning: the bubble is empty: all 2 candidates rejected: " in tiny.stderr
+    assert "Question: zyxwvut qwerty" in nothing.stdout
+
+
+def test_a_moved_chunk_is_described_by_place_and_text_or_by_id_alone() -> None:
+    from esbubble.cli_render import describe_chunk
+    from esbubble.rebubble import ChunkNote
+
+    def note(**fields: object) -> ChunkNote:
+        base: dict[str, object] = {"chunk_id": "c1", "doc_id": "spec.pdf", "section": "Warranty"}
+        base |= dict.fromkeys(("sheet_name", "row_number", "page", "snippet"))
+        return ChunkNote.model_validate(base | fields)
+
+    assert describe_chunk(note(page=3, snippet="The  warranty\nperiod is ten years"), "c1") == (
+        'Warranty · spec.pdf p. 3 · "The warranty period is ten years"  [c1]'
+    )
+    moved = note(doc_id="job.xlsx", sheet_name="Quote", row_number=12, snippet="x" * 80)
+    assert describe_chunk(moved, "c1") == (f'Warranty · job.xlsx sheet Quote row 12 · "{"x" * 59}…"  [c1]')
+    assert (
+        describe_chunk(note(row_number=2), "c1")
+        == "Warranty · spec.pdf row 2 · (no longer in the chunk index)  [c1]"
+    )
+    assert describe_chunk(None, "c1") == "c1"

@@ -59,14 +59,56 @@ def by_type(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objects if o["type"] == kind]
 
 
-def test_every_object_has_the_saved_object_shape_and_a_unique_id(objects: list[dict[str, Any]]) -> None:
-    assert objects
+# The form of a Kibana 9.x saved-objects export: these keys on every object, and per type the
+# model version 9.x writes (no newer than 9.0 knows, so every 9.x imports and migrates it).
+EXPORT_KEYS = {
+    "attributes",
+    "coreMigrationVersion",
+    "id",
+    "managed",
+    "references",
+    "type",
+    "typeMigrationVersion",
+}
+TYPE_MIGRATION_VERSIONS = {
+    "index-pattern": "8.0.0",
+    "lens": "8.9.0",
+    "search": "10.5.0",
+    "dashboard": "10.2.0",
+}
+
+
+def test_every_object_has_the_export_form_with_migration_versions_and_a_unique_id(
+    objects: list[dict[str, Any]],
+) -> None:
+    assert [o["type"] for o in objects] == [
+        "index-pattern",
+        "index-pattern",
+        "lens",
+        "lens",
+        "lens",
+        "search",
+        "dashboard",
+    ]
     for obj in objects:
-        assert set(obj) == {"type", "id", "attributes", "references"}
-        assert obj["type"] in {"index-pattern", "visualization", "search", "dashboard"}
+        assert set(obj) == EXPORT_KEYS, obj["id"]
+        assert obj["coreMigrationVersion"] == "8.8.0"
+        assert obj["typeMigrationVersion"] == TYPE_MIGRATION_VERSIONS[obj["type"]]
+        assert obj["managed"] is False
         assert obj["attributes"]["title"]
+        for ref in obj["references"]:
+            assert set(ref) == {"id", "name", "type"}
     ids = [(o["type"], o["id"]) for o in objects]
     assert len(ids) == len(set(ids))
+
+
+def test_lines_are_compact_sorted_json_as_an_export_writes_them() -> None:
+    for line in NDJSON.read_text(encoding="utf-8").splitlines():
+        assert line == json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_the_file_is_what_the_generator_writes(setup_generator: ModuleType) -> None:
+    assert NDJSON.read_text(encoding="utf-8") == setup_generator.render(setup_generator.build())
 
 
 def test_there_is_a_data_view_over_traces_and_one_over_runs_with_a_date_time_field(
@@ -76,41 +118,110 @@ def test_there_is_a_data_view_over_traces_and_one_over_runs_with_a_date_time_fie
     assert set(views) == {"esbubble-traces", "esbubble-runs"}
     for view in views.values():
         assert mapping_for(view["id"])[view["attributes"]["timeFieldName"]] == "date"
+        for encoded in ("fieldAttrs", "fieldFormatMap", "fields", "runtimeFieldMap", "sourceFilters"):
+            json.loads(view["attributes"][encoded])
 
 
-def test_every_reference_resolves_inside_the_file(objects: list[dict[str, Any]]) -> None:
+def test_every_reference_resolves_inside_the_file_with_the_right_type(objects: list[dict[str, Any]]) -> None:
     known = {(o["type"], o["id"]) for o in objects}
     for obj in objects:
         for ref in obj["references"]:
             assert (ref["type"], ref["id"]) in known, f"{obj['id']} references missing {ref}"
-    dashboard = by_type(objects, "dashboard")[0]
+
+
+def test_dashboard_panels_match_its_references_one_to_one(objects: list[dict[str, Any]]) -> None:
+    (dashboard,) = by_type(objects, "dashboard")
     panels = json.loads(dashboard["attributes"]["panelsJSON"])
-    ref_names = {ref["name"] for ref in dashboard["references"]}
-    assert {panel["panelRefName"] for panel in panels} == ref_names
-    assert len(panels) == 4
+    refs = {ref["name"]: ref for ref in dashboard["references"]}
+    assert len(panels) == len(refs) == 4
+    for panel in panels:
+        assert panel["gridData"]["i"] == panel["panelIndex"]
+        ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
+        assert ref["type"] == panel["type"]
+    assert sorted(ref["type"] for ref in refs.values()) == ["lens", "lens", "lens", "search"]
+    for encoded in ("optionsJSON", "kibanaSavedObjectMeta"):
+        value = dashboard["attributes"][encoded]
+        json.loads(value if isinstance(value, str) else value["searchSourceJSON"])
+
+
+def test_dashboard_panels_do_not_overlap_on_the_48_column_grid(objects: list[dict[str, Any]]) -> None:
+    (dashboard,) = by_type(objects, "dashboard")
+    cells: set[tuple[int, int]] = set()
+    for panel in json.loads(dashboard["attributes"]["panelsJSON"]):
+        grid = panel["gridData"]
+        assert grid["x"] + grid["w"] <= 48
+        area = {
+            (x, y)
+            for x in range(grid["x"], grid["x"] + grid["w"])
+            for y in range(grid["y"], grid["y"] + grid["h"])
+        }
+        assert not cells & area, panel["panelIndex"]
+        cells |= area
 
 
 def test_dashboard_covers_rejections_over_time_tokens_per_section_and_decisions_per_run(
     objects: list[dict[str, Any]],
 ) -> None:
-    titles = {o["attributes"]["title"] for o in by_type(objects, "visualization")}
+    titles = {
+        o["attributes"]["title"]: o["attributes"]["visualizationType"] for o in by_type(objects, "lens")
+    }
     assert titles == {
-        "esbubble · rejection reasons over time",
-        "esbubble · tokens per section",
-        "esbubble · decisions per run",
+        "esbubble · rejection reasons over time": "lnsXY",
+        "esbubble · tokens per section": "lnsXY",
+        "esbubble · decisions per run": "lnsDatatable",
     }
 
 
+def lens_layers(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    layers: dict[str, dict[str, Any]] = obj["attributes"]["state"]["datasourceStates"]["formBased"]["layers"]
+    return layers
+
+
+def test_every_lens_layer_is_wired_to_a_data_view_and_its_visualization(
+    objects: list[dict[str, Any]],
+) -> None:
+    for obj in by_type(objects, "lens"):
+        state = obj["attributes"]["state"]
+        for layer_id, layer in lens_layers(obj).items():
+            (ref,) = [
+                r for r in obj["references"] if r["name"] == f"indexpattern-datasource-layer-{layer_id}"
+            ]
+            assert ref["type"] == "index-pattern"
+            assert layer["columnOrder"] and set(layer["columnOrder"]) == set(layer["columns"])
+            for column in layer["columns"].values():
+                order = column.get("params", {}).get("orderBy", {})
+                if order.get("type") == "column":
+                    assert not layer["columns"][order["columnId"]]["isBucketed"]
+        visualization = state["visualization"]
+        vis_layers = visualization.get("layers", [visualization])
+        for vis_layer in vis_layers:
+            columns = lens_layers(obj)[vis_layer["layerId"]]["columns"]
+            accessors = [
+                *vis_layer.get("accessors", []),
+                vis_layer.get("xAccessor"),
+                vis_layer.get("splitAccessor"),
+            ]
+            accessors += [c["columnId"] for c in vis_layer.get("columns", [])]
+            assert all(a in columns for a in accessors if a), obj["id"]
+
+
+def query_fields(kql: str) -> set[str]:
+    return set(re.findall(r"([\w@.]+)\s*:", kql))
+
+
 def named_fields(obj: dict[str, Any]) -> set[str]:
-    """Every field a saved object names: aggregation fields, KQL query fields, columns and sort keys."""
+    """Every field a saved object names: Lens column fields, KQL query fields, columns and sort keys."""
     attributes = obj["attributes"]
     fields: set[str] = set()
-    if "visState" in attributes:
-        for agg in json.loads(attributes["visState"])["aggs"]:
-            if "field" in agg["params"]:
-                fields.add(agg["params"]["field"])
-    search = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
-    fields.update(re.findall(r"([\w@.]+)\s*:", search.get("query", {}).get("query", "")))
+    if obj["type"] == "lens":
+        for layer in lens_layers(obj).values():
+            fields.update(
+                c["sourceField"] for c in layer["columns"].values() if c["sourceField"] != "___records___"
+            )
+        fields.update(query_fields(attributes["state"]["query"]["query"]))
+    if "kibanaSavedObjectMeta" in attributes:
+        search = json.loads(attributes["kibanaSavedObjectMeta"]["searchSourceJSON"])
+        fields.update(query_fields(search.get("query", {}).get("query", "")))
     fields.update(attributes.get("columns", []))
     fields.update(key for key, _ in attributes.get("sort", []))
     return fields
@@ -119,24 +230,41 @@ def named_fields(obj: dict[str, Any]) -> set[str]:
 def test_every_field_named_exists_in_the_mapping_of_its_data_view(objects: list[dict[str, Any]]) -> None:
     checked = 0
     for obj in objects:
-        if obj["type"] not in {"visualization", "search"}:
+        if obj["type"] not in {"lens", "search"}:
             continue
-        (index_ref,) = [r for r in obj["references"] if r["type"] == "index-pattern"]
-        mapping = mapping_for(index_ref["id"])
+        (view,) = {r["id"] for r in obj["references"] if r["type"] == "index-pattern"}
+        mapping = mapping_for(view)
         for field in named_fields(obj):
-            assert field in mapping, f"{obj['id']} names {field!r}, absent from the {index_ref['id']} mapping"
+            assert field in mapping, f"{obj['id']} names {field!r}, absent from the {view} mapping"
             assert mapping[field] != "object", f"{obj['id']} aggregates on object field {field!r}"
             checked += 1
-    assert checked >= 12
+    assert checked >= 15
+
+
+def test_nothing_on_the_traces_data_view_names_the_query_which_lives_in_run_manifests(
+    objects: list[dict[str, Any]],
+) -> None:
+    for obj in objects:
+        if {r["id"] for r in obj["references"]} == {"esbubble-traces"}:
+            assert not {f for f in named_fields(obj) if f.split(".")[0] == "query"}, obj["id"]
 
 
 @pytest.fixture(scope="module")
-def setup_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kibana_setup", ROOT / "scripts" / "kibana_setup.py")
+def setup_generator() -> ModuleType:
+    return load_script("make_kibana_objects")
+
+
+def load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def setup_script() -> ModuleType:
+    return load_script("kibana_setup")
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -189,7 +317,7 @@ def test_setup_creates_prefixed_data_views_then_imports_the_rest_with_kbn_xsrf(
     assert titles == ["team-a-runs", "team-a-traces"]
     imported = [json.loads(line) for line in seen[2][2].decode().splitlines() if line.startswith("{")]
     kinds = sorted(obj["type"] for obj in imported)
-    assert kinds == ["dashboard", "search", "visualization", "visualization", "visualization"]
+    assert kinds == ["dashboard", "lens", "lens", "lens", "search"]
     assert json.loads(capsys.readouterr().out) == {
         "data_views": ["team-a-traces", "team-a-runs"],
         "imported": 5,
@@ -199,3 +327,92 @@ def test_setup_creates_prefixed_data_views_then_imports_the_rest_with_kbn_xsrf(
 def test_setup_reports_an_unreachable_kibana_in_one_line(setup_script: ModuleType) -> None:
     with pytest.raises(SystemExit, match=r"cannot reach Kibana at http://127\.0\.0\.1:9: .*docker compose"):
         setup_script.main(["--kibana-url", "http://127.0.0.1:9"])
+
+
+def test_compose_file_has_no_settings_kibana_or_elasticsearch_would_refuse() -> None:
+    yaml = pytest.importorskip("yaml")
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))["services"]
+    kibana_env = [entry.split("=", 1)[0] for entry in services["kibana"]["environment"]]
+    assert "XPACK_SECURITY_ENABLED" not in kibana_env  # removed in Kibana 8.0: the container refuses to start
+    es = services["elasticsearch"]
+    memory_lock = "bootstrap.memory_lock=true" in es["environment"]
+    assert ("memlock" in es.get("ulimits", {})) == memory_lock
+
+
+KIBANA_IMAGE = "docker.elastic.co/kibana/kibana:9.5.0"
+ES_IMAGE = "docker.elastic.co/elasticsearch/elasticsearch:9.5.0"
+
+
+def _kibana_get(url: str, path: str) -> Any:
+    import urllib.request
+
+    with urllib.request.urlopen(url + path, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def _wait_until_available(url: str, seconds: float) -> None:
+    import time
+    import urllib.error
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if _kibana_get(url, "/api/status")["status"]["overall"]["level"] == "available":
+                return
+        except (urllib.error.URLError, OSError, KeyError, ValueError):
+            pass
+        time.sleep(3)
+    raise AssertionError(f"Kibana at {url} not available after {seconds:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def kibana_url() -> Iterator[str]:
+    """Elasticsearch and Kibana 9.x in Docker (testcontainers); skipped where no Docker engine answers."""
+    docker = pytest.importorskip("docker")
+    import requests
+
+    try:
+        docker.from_env().ping()
+    except (docker.errors.DockerException, requests.RequestException, OSError) as error:
+        pytest.skip(f"importing into Kibana needs a Docker engine, none reachable: {error}")
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.network import Network
+
+    with Network() as network:
+        es = (
+            DockerContainer(ES_IMAGE)
+            .with_envs(**{"discovery.type": "single-node", "xpack.security.enabled": "false"})
+            .with_env("ES_JAVA_OPTS", "-Xms1g -Xmx1g")
+            .with_network(network)
+            .with_network_aliases("elasticsearch")
+        )
+        kibana = (
+            DockerContainer(KIBANA_IMAGE)
+            .with_env("ELASTICSEARCH_HOSTS", "http://elasticsearch:9200")
+            .with_network(network)
+            .with_exposed_ports(5601)
+        )
+        with es, kibana:
+            url = f"http://{kibana.get_container_host_ip()}:{kibana.get_exposed_port(5601)}"
+            _wait_until_available(url, 300)
+            yield url
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_kibana_imports_every_object_and_resolves_the_dashboard(
+    setup_script: ModuleType,
+    kibana_url: str,
+    objects: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert setup_script.main(["--kibana-url", kibana_url]) == 0  # exits with the errors if the import has any
+    assert json.loads(capsys.readouterr().out)["imported"] == 5
+    for obj in objects:
+        stored = _kibana_get(kibana_url, f"/api/saved_objects/{obj['type']}/{obj['id']}")
+        assert "error" not in stored, stored
+        assert {(r["type"], r["id"]) for r in stored["references"]} == {
+            (r["type"], r["id"]) for r in obj["references"]
+        }
+    fields = _kibana_get(kibana_url, "/api/data_views/data_view/esbubble-traces")["data_view"]
+    assert fields["timeFieldName"] == "@timestamp"

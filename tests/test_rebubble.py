@@ -16,15 +16,17 @@ from esbubble.errors import NotFoundError
 from esbubble.models import Chunk
 from esbubble.queryset import QueryCase
 from esbubble.rebubble import (
+    ChunkNote,
     RunSummary,
     compare_runs,
+    describe_chunks,
     find_manifests,
     load_summaries,
     report_data,
     run_batch,
     trace_records,
 )
-from esbubble.store.chunks import index_chunks
+from esbubble.store.chunks import delete_chunks, index_chunks
 from esbubble.store.connection import Store
 
 
@@ -140,6 +142,29 @@ def test_a_profile_change_that_moves_a_chunk_shows_up_in_the_comparison(indexed:
     assert q1.token_delta == 0
     assert (q2.entered, q2.left) == (["p1"], ["s1"])
     assert before.runs[0].selected == ["s1"]
+
+
+@pytest.mark.integration
+def test_every_chunk_that_moved_is_described_by_section_row_and_text_even_once_deleted(
+    indexed: Store,
+) -> None:
+    run_batch(indexed, CASES[:1], BASE, batch_id="batch-before", now=NOW)
+    after = run_batch(indexed, CASES[:1], BOOSTED, batch_id="batch-after", now=NOW)
+    delete_chunks(indexed, ["s1"])  # re-ingested away since the baseline chose it
+    indexed.client.indices.refresh(index=indexed.names.chunks)
+    comparison = compare_runs("batch-before", load_summaries(indexed, "batch-before"), after.runs)
+    described = describe_chunks(indexed, comparison)
+    assert described.changes == comparison.changes
+    assert described.chunks == {
+        "p1": ChunkNote(
+            chunk_id="p1", doc_id="job.xlsx", section=PRODUCTS, sheet_name=PRODUCTS, row_number=4, page=None,
+            snippet="membrane product data sheet primer",
+        ),
+        "s1": ChunkNote(
+            chunk_id="s1", doc_id="job.xlsx", section=SCOPE, sheet_name=SCOPE, row_number=2, page=None,
+            snippet=None,
+        ),
+    }  # fmt: skip
 
 
 @pytest.mark.integration

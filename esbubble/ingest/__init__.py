@@ -13,16 +13,18 @@ from esbubble.ingest.incremental import (
     replace_document,
 )
 from esbubble.ingest.options import IngestOptions
-from esbubble.ingest.read import READERS, read_document
+from esbubble.ingest.read import READERS, FileRead, read_document, read_file
 
 __all__ = [
     "READERS",
     "DocumentResult",
+    "FileRead",
     "IngestFailure",
     "IngestOptions",
     "IngestProgress",
     "IngestSummary",
     "ingest_paths",
     "read_document",
+    "read_file",
     "replace_document",
 ]

@@ -60,6 +60,9 @@ class DocumentResult(_Record):
     updated: int
     deleted: int
     unchanged: int
+    warnings: list[str] = Field(
+        default_factory=list, description="what the reader library (pypdf, openpyxl) warned about this file"
+    )
 
 
 class IngestSummary(_Record):
@@ -278,12 +281,11 @@ def ingest_paths(
     for done, target in enumerate(targets, start=1):
         status = "ok"
         try:
-            chunks = read_chunks(target.file, options, doc_id=target.doc_id)
-            results.append(
-                replace_document(
-                    store, target.doc_id, chunks, now=stamp, file=str(target.file), writer=writer
-                )
+            read = read_chunks(target.file, options, doc_id=target.doc_id)
+            result = replace_document(
+                store, target.doc_id, read.chunks, now=stamp, file=str(target.file), writer=writer
             )
+            results.append(result.model_copy(update={"warnings": list(read.warnings)}))
         except IngestError as error:
             failures.append(IngestFailure(file=str(target.file), reason=error.one_line()))
             status = "failed"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from esbubble.errors import IngestError
@@ -13,6 +15,7 @@ from esbubble.ingest.markdown import read_markdown
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.pdf import read_pdf
 from esbubble.ingest.plaintext import read_text
+from esbubble.ingest.reader_warnings import captured_reader_warnings
 from esbubble.ingest.xlsx import read_xlsx
 from esbubble.models import Chunk
 
@@ -64,20 +67,33 @@ def is_supported(path: Path) -> bool:
     return reader_for(path) is not None
 
 
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """The chunks of one file, and what its reader library warned about while reading it."""
+
+    chunks: list[Chunk]
+    warnings: tuple[str, ...] = ()
+
+
 def read_document(path: str | Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """The chunks of one file, in document order. Pure of Elasticsearch.
 
     Unsupported, missing, unreadable, empty, encrypted and corrupt files raise
     ``IngestError`` with one line: the file, then what is wrong with it.
     """
+    return read_file(path, options, doc_id=doc_id).chunks
+
+
+def read_file(path: str | Path, options: IngestOptions, *, doc_id: str) -> FileRead:
+    """``read_document`` with the library warnings (pypdf, openpyxl) it captured instead of printing."""
     try:
         return read_chunks(Path(path), options, doc_id=validate_doc_id(doc_id))
     except IngestError as error:
         raise IngestError(f"{path}: {error.message}", hint=error.hint) from None
 
 
-def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
-    """``read_document`` without the file name in the error (the caller reports it)."""
+def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> FileRead:
+    """``read_file`` without the file name in the error (the caller reports it)."""
     try:
         size = file.stat().st_size
     except FileNotFoundError:
@@ -95,8 +111,10 @@ def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> list[Chun
     if size == 0:
         raise IngestError("file is empty")
     try:
-        return reader(file, options, doc_id=doc_id)
+        with captured_reader_warnings() as warned:
+            chunks = reader(file, options, doc_id=doc_id)
     except PermissionError:
         raise IngestError("cannot read file: permission denied") from None
     except OSError as error:
         raise IngestError(f"cannot read file: {error.strerror or error}") from None
+    return FileRead(chunks=chunks, warnings=tuple(warned))
