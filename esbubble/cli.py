@@ -13,17 +13,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from esbubble import cli_render as render
-from esbubble.cli_render import emit_json
-from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import EsbubbleError, InputError, NotFoundError
-from esbubble.settings import Settings, load_settings
-from esbubble.store.connection import Store, open_store
-from esbubble.store.names import validate_index_name
+
+if TYPE_CHECKING:
+    from esbubble.config import BubbleConfig
+    from esbubble.settings import Settings
+    from esbubble.store.connection import Store
+
+# Commands import what they use inside their bodies: `esbubble --help` and a
+# command that needs no engine must not pay for the Elasticsearch client,
+# pydantic models, rich or tiktoken (docs/benchmarks.md, "CLI start-up").
 
 
 class EsbubbleGroup(click.Group):
@@ -52,6 +55,8 @@ class ConnectionFlags:
     ssl_assert_fingerprint: str | None = None
 
     def settings(self) -> Settings:
+        from esbubble.settings import load_settings
+
         return load_settings(
             url=self.url,
             api_key=self.api_key,
@@ -77,6 +82,9 @@ def store_of(ctx: click.Context, *, index: str | None = None) -> Iterator[Store]
 
     ``index`` (``--index``) reads and writes chunks in that index or alias instead of the prefix's.
     """
+    from esbubble.store.connection import open_store
+    from esbubble.store.names import validate_index_name
+
     settings = settings_of(ctx)
     if index is not None:
         validate_index_name(index)  # before an engine is started for nothing
@@ -101,6 +109,8 @@ def resolve_config(
     profile: str | None, *, budget: int | None = None, variant: str | None = None, delta: float | None = None
 ) -> BubbleConfig:
     """The profile (or defaults) with flag overrides, validated like a profile."""
+    from esbubble.config import BubbleConfig, load_profile
+
     config = load_profile(profile) if profile else BubbleConfig()
     if budget is None and variant is None and delta is None:
         return config
@@ -160,13 +170,14 @@ def cli(  # noqa: PLR0917 - one parameter per global flag, as click passes them
 @click.pass_context
 def init(ctx: click.Context, as_json: bool) -> None:
     """Install the index templates and create the indices (idempotent)."""
+    from esbubble import cli_render as render
     from esbubble.store.templates import init_indices
 
     with store_of(ctx) as store:
         result = init_indices(store)
         shown = store.display_url
     if as_json:
-        emit_json({"url": shown, "steps": [step.model_dump(mode="json") for step in result.steps]})
+        render.emit_json({"url": shown, "steps": [step.model_dump(mode="json") for step in result.steps]})
         return
     for step in result.steps:
         click.echo(f"{step.status:<9} {step.kind:<18} {step.name}")
@@ -181,8 +192,10 @@ def engine() -> None:
 
 
 def _print_status(status: Any, as_json: bool) -> None:
+    from esbubble import cli_render as render
+
     if as_json:
-        emit_json(status.model_dump(mode="json"))
+        render.emit_json(status.model_dump(mode="json"))
     elif status.running:
         click.echo(f"running  pid {status.pid}  {status.url}  since {status.started_at:%Y-%m-%d %H:%M:%S}")
     else:
@@ -245,6 +258,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
+    from esbubble import cli_render as render
     from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
@@ -267,7 +281,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
             with render.IngestProgressBar(enabled=not as_json) as bar:
                 summary = ingest_paths(store, list(paths), options, progress=bar.update)
     if as_json:
-        emit_json(render.ingest_json(summary))
+        render.emit_json(render.ingest_json(summary))
     else:
         render.print_ingest(summary)
     if not summary.ok:
@@ -296,6 +310,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Build a context bubble for QUERY, print it and record its trace."""
+    from esbubble import cli_render as render
     from esbubble.runner import run_bubble
 
     if not query.strip():
@@ -306,7 +321,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
     if as_json:
-        emit_json(render.bubble_json(result.bubble))
+        render.emit_json(render.bubble_json(result.bubble))
     else:
         render.print_bubble(result.bubble)
 
@@ -335,6 +350,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     The prompt goes to stdout on its own, ready to pipe; the run id and the
     token breakdown go to stderr.
     """
+    from esbubble import cli_render as render
     from esbubble.config import parse_config
     from esbubble.delivery import run_delivery
 
@@ -350,7 +366,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "run_id": result.manifest.run_id,
                 "query": query,
@@ -376,12 +392,13 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 @click.pass_context
 def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import read_run
 
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "run_id": manifest.run_id,
                 "manifest": manifest.model_dump(mode="json", by_alias=True),
@@ -420,6 +437,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     With --window/--parent/--repair/--assemble, a delivery table compares each
     query's bubble with what those stages deliver (tokens and gold recall).
     """
+    from esbubble import cli_render as render
     from esbubble.delivery import evaluate_delivery, evaluate_options
     from esbubble.evaluate import evaluate, evaluation_tables
 
@@ -439,7 +457,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
         payload = evaluation.model_dump(mode="json")
         if delivery is not None:
             payload["delivery"] = delivery.model_dump(mode="json")
-        emit_json(payload)
+        render.emit_json(payload)
         return
     render.print_tables(evaluation_tables(evaluation))
     if delivery is not None:
@@ -482,6 +500,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     other queries still run (exit 1). Queries that fail because the cluster
     went away are listed (exit 3); `--resume BATCH_ID` runs only those.
     """
+    from esbubble import cli_render as render
     from esbubble import rebubble as batch
     from esbubble.queryset import load_queries
     from esbubble.store.audit import flush_spool
@@ -514,7 +533,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             )
     comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "batch_id": result.batch_id,
                 "runs": [run.model_dump(mode="json") for run in result.runs],
@@ -548,6 +567,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
 @click.pass_context
 def report(ctx: click.Context, batch_id: str, out: str, as_json: bool) -> None:
     """Write a self-contained HTML report (Figures 2-5 and the tables) for a batch."""
+    from esbubble import cli_render as render
     from esbubble.rebubble import report_data
     from esbubble.report import write_report
 
@@ -555,7 +575,7 @@ def report(ctx: click.Context, batch_id: str, out: str, as_json: bool) -> None:
         data = report_data(store, batch_id, now=datetime.now(UTC))
     path = write_report(data, out)
     if as_json:
-        emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})
+        render.emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})
     else:
         click.echo(f"wrote {path} ({data.runs} runs of batch {batch_id})")
 
@@ -570,12 +590,13 @@ def traces() -> None:
 @click.pass_context
 def traces_flush(ctx: click.Context, as_json: bool) -> None:
     """Write spooled audit records (kept when the cluster was unreachable) to the cluster."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import flush_spool
 
     with store_of(ctx) as store:
         result = flush_spool(store)
     if as_json:
-        emit_json(result.model_dump(mode="json"))
+        render.emit_json(result.model_dump(mode="json"))
     else:
         click.echo(
             f"flushed {result.written} records from {result.files} spool files; {result.remaining} remain"
@@ -590,13 +611,14 @@ def traces_flush(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def traces_prune(ctx: click.Context, older_than: str, as_json: bool) -> None:
     """Delete trace records and run manifests older than AGE."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import parse_age, prune_traces
 
     age = parse_age(older_than)
     with store_of(ctx) as store:
         deleted = prune_traces(store, age)
     if as_json:
-        emit_json({"deleted": deleted, "older_than": older_than})
+        render.emit_json({"deleted": deleted, "older_than": older_than})
     else:
         click.echo(f"deleted {deleted} trace records older than {older_than}")
 
@@ -619,6 +641,8 @@ DEMO_QUERY = "scope of work"
 @click.pass_context
 def demo(ctx: click.Context, as_json: bool) -> None:
     """Init, ingest the sample quote job, bubble "scope of work", show the bubble and its trace."""
+    from esbubble import cli_render as render
+    from esbubble.config import load_profile
     from esbubble.ingest import IngestOptions, ingest_paths
     from esbubble.runner import run_bubble
     from esbubble.store.templates import init_indices
@@ -634,7 +658,7 @@ def demo(ctx: click.Context, as_json: bool) -> None:
         shown = store.display_url
     render.warn_write(result.write_result)
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "engine": shown,
                 "ingest": render.ingest_json(summary),
