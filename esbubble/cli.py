@@ -77,18 +77,25 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 @contextlib.contextmanager
-def store_of(ctx: click.Context, *, index: str | None = None) -> Iterator[Store]:
+def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool = False) -> Iterator[Store]:
     """One store for the command, closed (and the embedded engine snapshotted) when it ends.
 
     ``index`` (``--index``) reads and writes chunks in that index or alias instead of the prefix's.
+    ``initialise`` runs what ``esbubble init`` does when the indices do not exist yet, so a
+    first ``ingest`` or ``bubble`` on a new cluster or home needs no ``init`` before it.
     """
     from esbubble.store.connection import open_store
     from esbubble.store.names import validate_index_name
+    from esbubble.store.templates import ensure_initialised
 
     settings = settings_of(ctx)
     if index is not None:
         validate_index_name(index)  # before an engine is started for nothing
     with open_store(settings) as store:
+        if initialise and ensure_initialised(store) is not None:
+            click.echo(
+                f"esbubble: initialised the esbubble indices on {store.display_url} (first use)", err=True
+            )
         yield replace(store, names=store.names.with_chunk_index(index))
 
 
@@ -246,6 +253,14 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @profile_option
 @click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False),
+    help="Doc ids are paths relative to this folder (default: each folder given, a file's own folder).",
+)
+@click.option(
+    "--replace", is_flag=True, help="Let a file replace a stored document of the same id from another path."
+)
 @index_option
 @json_option
 @click.pass_context
@@ -254,32 +269,44 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[str, ...],
     profile: str | None,
     doc_id: str | None,
+    root: str | None,
+    replace: bool,
     index: str | None,
     as_json: bool,
 ) -> None:
-    """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
+    """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally.
+
+    A file whose doc id already belongs to another file in the index is
+    refused (exit 1) unless --replace; --doc-id or --root give it its own id.
+    """
     from esbubble import cli_render as render
     from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
-    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    options = IngestOptions(
+        encoding=config.bubble.encoding, buckets=config.buckets, root=Path(root) if root else None
+    )
     if doc_id is not None and (len(paths) != 1 or Path(paths[0]).is_dir()):
         raise InputError(
             "--doc-id needs exactly one file", hint="drop --doc-id to ingest folders or many files"
         )
-    with store_of(ctx, index=index) as store:
+    if doc_id is not None and root is not None:
+        raise InputError("--doc-id and --root both set the doc id", hint="give one of them")
+    with store_of(ctx, index=index, initialise=True) as store:
         if index is not None:
             ensure_chunk_index(store)
         else:
             ensure_chunk_fields(store)
         if doc_id is not None:
             chunks = read_document(paths[0], options, doc_id=doc_id)
-            result = replace_document(store, doc_id, chunks, now=datetime.now(UTC), file=paths[0])
+            result = replace_document(
+                store, doc_id, chunks, now=datetime.now(UTC), file=paths[0], replace=replace
+            )
             summary = IngestSummary(documents=[result])
         else:
             with render.IngestProgressBar(enabled=not as_json) as bar:
-                summary = ingest_paths(store, list(paths), options, progress=bar.update)
+                summary = ingest_paths(store, list(paths), options, progress=bar.update, replace=replace)
     if as_json:
         render.emit_json(render.ingest_json(summary))
     else:
@@ -316,7 +343,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
-    with store_of(ctx, index=index) as store:
+    with store_of(ctx, index=index, initialise=True) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
     render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
@@ -360,7 +387,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True
     config = parse_config(data, source="assemble")
-    with store_of(ctx, index=index) as store:
+    with store_of(ctx, index=index, initialise=True) as store:
         result = run_delivery(store, query, config)
     render.warn_write(result.write_result)
     prompt = result.delivery.prompt
@@ -450,7 +477,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     )
     cases = load_cases(queryset)
     now = datetime.now(UTC)
-    with store_of(ctx, index=index) as store:
+    with store_of(ctx, index=index, initialise=True) as store:
         evaluation = evaluate(store, cases, config, now=now)
         delivery = evaluate_delivery(store, cases, delivery_config, now=now) if delivery_config else None
     if as_json:
@@ -513,7 +540,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     if not cases:
         raise InputError(f"query set {queryset} has no usable queries", hint="fix the lines reported above")
     now = datetime.now(UTC)
-    with store_of(ctx) as store:
+    with store_of(ctx, initialise=True) as store:
         old = batch.load_summaries(store, baseline) if baseline else None
         finished: set[str] = set()
         if resume_id is not None:
@@ -593,7 +620,7 @@ def traces_flush(ctx: click.Context, as_json: bool) -> None:
     from esbubble import cli_render as render
     from esbubble.store.audit import flush_spool
 
-    with store_of(ctx) as store:
+    with store_of(ctx, initialise=True) as store:
         result = flush_spool(store)
     if as_json:
         render.emit_json(result.model_dump(mode="json"))

@@ -416,3 +416,82 @@ def test_assemble_prints_only_the_prompt_on_stdout_and_its_trace_is_recorded(
     assert payload["metadata"]["tokens"]["total"] <= payload["metadata"]["tokens"]["max_tokens"]
     traced = json.loads(run(*flags, "trace", run_id, "--json").output)
     assert traced["run_id"] == run_id and traced["candidates"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ingest", str(SAMPLE / "site_memo.md")],
+        ["bubble", "groundwater"],
+        ["assemble", "groundwater"],
+        ["eval", str(SAMPLE / "queries.jsonl")],
+        ["rebubble", str(SAMPLE / "queries.jsonl")],
+    ],
+    ids=lambda command: command[0],
+)
+def test_first_use_without_init_initialises_exactly_like_init(
+    on_engine: list[str], command: list[str]
+) -> None:
+    first = run(*on_engine, *command)
+    assert first.exit_code == 0, first.output
+    assert "initialised the esbubble indices" in first.stderr and "(first use)" in first.stderr
+    after = json.loads(run(*on_engine, "init", "--json").output)
+    assert {step["status"] for step in after["steps"]} == {"unchanged"}, after
+    again = run(*on_engine, *command)
+    assert again.exit_code == 0 and "initialised" not in again.stderr
+
+
+@pytest.mark.integration
+def test_a_missing_chunk_index_elsewhere_is_exit_1_with_the_fix(on_engine: list[str]) -> None:
+    for command in (["bubble", "groundwater"], ["eval", str(SAMPLE / "queries.jsonl")]):
+        result = run(*on_engine, *command, "--index", "nowhere")
+        assert result.exit_code == 1, result.output
+        assert "the chunk index nowhere does not exist" in result.stderr
+        assert "esbubble ingest PATH --index nowhere" in result.stderr
+
+
+def _two_readmes(tmp_path: Path) -> tuple[Path, Path]:
+    for folder, fruit in (("colA", "apples"), ("colB", "bananas")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "readme.md").write_text(
+            f"# {folder}\n\nNotes about {fruit}.\n", encoding="utf-8"
+        )
+    return tmp_path / "colA" / "readme.md", tmp_path / "colB" / "readme.md"
+
+
+def _doc_ids(flags: list[str], query: str) -> set[str]:
+    payload = json.loads(run(*flags, "bubble", query, "--json").stdout)
+    return {chosen["doc_id"] for chosen in payload["selected"]}
+
+
+@pytest.mark.integration
+def test_a_doc_id_of_another_file_is_refused_unless_replace(on_engine: list[str], tmp_path: Path) -> None:
+    first, second = _two_readmes(tmp_path)
+    assert run(*on_engine, "ingest", str(first)).exit_code == 0
+    refused = run(*on_engine, "ingest", str(second))
+    assert refused.exit_code == 1
+    assert str(first.resolve()) in refused.stderr and str(second.resolve()) in refused.stderr
+    assert "--doc-id" in refused.stderr and "--root" in refused.stderr and "--replace" in refused.stderr
+    assert _doc_ids(on_engine, "apples") == {"readme.md"}, "the first file is still there"
+    replaced = run(*on_engine, "ingest", str(second), "--replace", "--json")
+    assert replaced.exit_code == 0
+    assert json.loads(replaced.output)["deleted"] == 1
+    assert _doc_ids(on_engine, "apples") == set() and _doc_ids(on_engine, "bananas") == {"readme.md"}
+    by_id = run(*on_engine, "ingest", str(first), "--doc-id", "colA-readme.md")
+    assert by_id.exit_code == 0, by_id.output
+    same_id = run(*on_engine, "ingest", str(first), "--doc-id", "readme.md")
+    assert same_id.exit_code == 1 and "already belongs to" in same_id.stderr
+
+
+@pytest.mark.integration
+def test_root_keeps_same_named_files_apart(on_engine: list[str], tmp_path: Path) -> None:
+    first, second = _two_readmes(tmp_path)
+    clash = run(*on_engine, "ingest", str(first), str(second))
+    assert clash.exit_code == 1
+    assert "give both a common --root" in clash.stderr and "separately" not in clash.stderr
+    rooted = run(*on_engine, "ingest", "--root", str(tmp_path), str(first), str(second), "--json")
+    assert rooted.exit_code == 0, rooted.output
+    assert _doc_ids(on_engine, "apples bananas") >= {"colA/readme.md", "colB/readme.md"}
+    both = run(*on_engine, "ingest", str(first), "--root", str(tmp_path), "--doc-id", "x")
+    assert both.exit_code == 1 and "--doc-id and --root" in both.stderr
