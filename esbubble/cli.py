@@ -280,7 +280,15 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     refused (exit 1) unless --replace; --doc-id or --root give it its own id.
     """
     from esbubble import cli_render as render
-    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_document, replace_document
+    from esbubble.ingest import (
+        IngestOptions,
+        IngestProgress,
+        IngestSummary,
+        ingest_paths,
+        read_document,
+        replace_document,
+    )
+    from esbubble.progress import ProgressBar, wanted
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
@@ -305,8 +313,12 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
             )
             summary = IngestSummary(documents=[result])
         else:
-            with render.IngestProgressBar(enabled=not as_json) as bar:
-                summary = ingest_paths(store, list(paths), options, progress=bar.update, replace=replace)
+            with ProgressBar("ingesting", enabled=wanted(as_json=as_json)) as bar:
+
+                def report(step: IngestProgress) -> None:
+                    bar.update(step.done, step.total, item=Path(step.file).name)
+
+                summary = ingest_paths(store, list(paths), options, progress=report, replace=replace)
     if as_json:
         render.emit_json(render.ingest_json(summary))
     else:
@@ -467,6 +479,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     from esbubble import cli_render as render
     from esbubble.delivery import evaluate_delivery, evaluate_options
     from esbubble.evaluate import evaluate, evaluation_tables
+    from esbubble.progress import ProgressBar, wanted
 
     config = resolve_config(profile, budget=budget)
     with_delivery = window or parent or repair or assemble_prompt
@@ -477,9 +490,17 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     )
     cases = load_cases(queryset)
     now = datetime.now(UTC)
-    with store_of(ctx, index=index, initialise=True) as store:
-        evaluation = evaluate(store, cases, config, now=now)
-        delivery = evaluate_delivery(store, cases, delivery_config, now=now) if delivery_config else None
+    steps = len(cases) * (2 if delivery_config else 1)
+    with (
+        store_of(ctx, index=index, initialise=True) as store,
+        ProgressBar("evaluating", steps, enabled=wanted(as_json=as_json)) as bar,
+    ):
+        evaluation = evaluate(store, cases, config, now=now, on_done=bar.advance)
+        delivery = (
+            evaluate_delivery(store, cases, delivery_config, now=now, on_done=bar.advance)
+            if delivery_config
+            else None
+        )
     if as_json:
         payload = evaluation.model_dump(mode="json")
         if delivery is not None:
@@ -529,6 +550,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     """
     from esbubble import cli_render as render
     from esbubble import rebubble as batch
+    from esbubble.progress import ProgressBar, wanted
     from esbubble.queryset import load_queries
     from esbubble.store.audit import flush_spool
 
@@ -546,7 +568,8 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
         if resume_id is not None:
             flush_spool(store)  # spooled runs of the batch count as finished once they land
             finished = batch.finished_case_ids(store, resume_id, config)
-        with render.CountBar(len(cases) - len(finished), "re-bubbling", enabled=not as_json) as bar:
+        todo = len(cases) - len(finished)
+        with ProgressBar("re-bubbling", todo, enabled=wanted(as_json=as_json)) as bar:
             result = batch.run_batch(
                 store,
                 cases,
@@ -554,7 +577,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                 batch_id=resume_id or batch.new_batch_id(now),
                 now=now,
                 workers=workers,
-                on_done=bar.step,
+                on_done=bar.advance,
                 skip=finished,
                 redact_query=redact_query,
             )

@@ -436,6 +436,7 @@ def test_first_use_without_init_initialises_exactly_like_init(
     first = run(*on_engine, *command)
     assert first.exit_code == 0, first.output
     assert "initialised the esbubble indices" in first.stderr and "(first use)" in first.stderr
+    assert not any(bar in first.stderr for bar in ("ingesting", "evaluating", "re-bubbling")), "piped"
     after = json.loads(run(*on_engine, "init", "--json").output)
     assert {step["status"] for step in after["steps"]} == {"unchanged"}, after
     again = run(*on_engine, *command)
