@@ -703,7 +703,8 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     documents = sorted(p for p in sample.iterdir() if p.suffix in {".xlsx", ".pdf", ".md"})
     with store_of(ctx) as store:
         init_indices(store)
-        summary = ingest_paths(store, documents, options)
+        # The sample belongs to the demo: a run from another clone takes its doc ids over.
+        summary = ingest_paths(store, documents, options, replace=True)
         result = run_bubble(store, DEMO_QUERY, config)
         shown = store.display_url
     render.warn_write(result.write_result)

@@ -307,9 +307,13 @@ def test_traces_flush_and_prune(with_sample: list[str]) -> None:
 
 
 @pytest.mark.integration
-def test_demo_runs_end_to_end_on_the_embedded_engine() -> None:
+def test_demo_runs_end_to_end_on_the_embedded_engine(tmp_path: Path) -> None:
+    other_clone = tmp_path / "site_memo.md"  # the same doc id from another path, as another clone has
+    other_clone.write_bytes((SAMPLE / "site_memo.md").read_bytes())
+    assert run("ingest", str(other_clone)).exit_code == 0
     result = run("demo")
     assert result.exit_code == 0, result.output
+    assert "; 0 failed" in result.output, "the demo takes its sample's doc ids over"
     assert "engine: embedded" in result.output
     assert "Bubble for 'scope of work'" in result.output
     assert "candidates: " in result.output
