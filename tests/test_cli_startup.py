@@ -72,3 +72,18 @@ def test_the_encoding_is_built_once_even_when_threads_ask_together() -> None:
         thread.join()
     assert len(seen) == 4
     assert all(encoding is seen[0] for encoding in seen)
+
+
+def test_the_library_imports_tiktoken_only_when_a_token_is_counted() -> None:
+    probe = (
+        "import sys\n"
+        "import esbubble.runner, esbubble.rebubble, esbubble.evaluate, esbubble.delivery, esbubble.ingest\n"
+        "print('tiktoken' in sys.modules)\n"
+        "from esbubble.tokens import count_tokens\n"
+        "count_tokens('hello world')\n"
+        "print('tiktoken' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "True"]
