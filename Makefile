@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The demo writes where every later `esbubble` command reads: $$ESBUBBLE_HOME, else the
+# per-user data directory (`esbubble engine status` prints it).
 demo: $(STAMP)
-	ESBUBBLE_HOME=$${ESBUBBLE_HOME:-$(CURDIR)/.esbubble-demo} $(BIN)/esbubble demo
+	$(BIN)/esbubble demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -37,4 +39,4 @@ eval: $(STAMP)
 	bash scripts/eval_all.sh eval-out
 
 clean:
-	rm -rf $(VENV) .esbubble-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

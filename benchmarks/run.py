@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import bench_cli
 import bench_core
 import bench_engine
 from bench_stats import machine, peak_rss_mb
@@ -47,6 +48,7 @@ class Plan:
     tokenize_rounds: int
     queries: int = 25
     workers: int = 2
+    help_rounds: int = bench_cli.HELP_ROUNDS
 
 
 FULL = Plan(
@@ -60,6 +62,7 @@ QUICK = Plan(
     workbook_rows=200,
     tokenize_rounds=1,
     queries=3,
+    help_rounds=2,
 )
 
 
@@ -116,6 +119,7 @@ def targets(r: dict[str, object]) -> list[Target]:
             num["postprocess_ms_p50_k200"],
             "<=",
         ),
+        Target("esbubble --help wall time p50 <= 0.3 s", num["cli_help_s_p50"], 0.3, "<="),
     ]
 
 
@@ -124,6 +128,7 @@ def measure(plan: Plan, url: str | None) -> dict[str, object]:
     cases = load_queries(SAMPLE / "queries.jsonl").cases[: plan.queries]
     queries = [case.query for case in cases]
     results: dict[str, object] = {}
+    results.update(bench_cli.help_stats(rounds=plan.help_rounds))
     chunks = bench_core.sample_chunks(SAMPLE, config)
     results.update(
         bench_core.postprocess_stats(queries, chunks, config, (50, 200, 1000), rounds=plan.core_rounds)

@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from esbubble import cli_render as render
-from esbubble.cli_render import emit_json
-from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import EsbubbleError, InputError, NotFoundError
-from esbubble.settings import Settings, load_settings
-from esbubble.store.connection import Store, open_store
-from esbubble.store.names import validate_index_name
+
+if TYPE_CHECKING:
+    from esbubble.config import BubbleConfig
+    from esbubble.settings import Settings
+    from esbubble.store.connection import Store
+
+# Commands import what they use inside their bodies: `esbubble --help` and a
+# command that needs no engine must not pay for the Elasticsearch client,
+# pydantic models, rich or tiktoken (docs/benchmarks.md, "CLI start-up").
 
 if TYPE_CHECKING:
     from esbubble.queryset import QuerySet
@@ -55,6 +58,8 @@ class ConnectionFlags:
     ssl_assert_fingerprint: str | None = None
 
     def settings(self) -> Settings:
+        from esbubble.settings import load_settings
+
         return load_settings(
             url=self.url,
             api_key=self.api_key,
@@ -75,15 +80,25 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 @contextlib.contextmanager
-def store_of(ctx: click.Context, *, index: str | None = None) -> Iterator[Store]:
+def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool = False) -> Iterator[Store]:
     """One store for the command, closed (and the embedded engine snapshotted) when it ends.
 
     ``index`` (``--index``) reads and writes chunks in that index or alias instead of the prefix's.
+    ``initialise`` runs what ``esbubble init`` does when the indices do not exist yet, so a
+    first ``ingest`` or ``bubble`` on a new cluster or home needs no ``init`` before it.
     """
+    from esbubble.store.connection import open_store
+    from esbubble.store.names import validate_index_name
+    from esbubble.store.templates import ensure_initialised
+
     settings = settings_of(ctx)
     if index is not None:
         validate_index_name(index)  # before an engine is started for nothing
     with open_store(settings) as store:
+        if initialise and ensure_initialised(store) is not None:
+            click.echo(
+                f"esbubble: initialised the esbubble indices on {store.display_url} (first use)", err=True
+            )
         yield replace(store, names=store.names.with_chunk_index(index))
 
 
@@ -104,6 +119,8 @@ def resolve_config(
     profile: str | None, *, budget: int | None = None, variant: str | None = None, delta: float | None = None
 ) -> BubbleConfig:
     """The profile (or defaults) with flag overrides, validated like a profile."""
+    from esbubble.config import BubbleConfig, load_profile
+
     config = load_profile(profile) if profile else BubbleConfig()
     if budget is None and variant is None and delta is None:
         return config
@@ -181,13 +198,14 @@ def cli(  # noqa: PLR0917 - one parameter per global flag, as click passes them
 @click.pass_context
 def init(ctx: click.Context, as_json: bool) -> None:
     """Install the index templates and create the indices (idempotent)."""
+    from esbubble import cli_render as render
     from esbubble.store.templates import init_indices
 
     with store_of(ctx) as store:
         result = init_indices(store)
         shown = store.display_url
     if as_json:
-        emit_json({"url": shown, "steps": [step.model_dump(mode="json") for step in result.steps]})
+        render.emit_json({"url": shown, "steps": [step.model_dump(mode="json") for step in result.steps]})
         return
     for step in result.steps:
         click.echo(f"{step.status:<9} {step.kind:<18} {step.name}")
@@ -202,8 +220,10 @@ def engine() -> None:
 
 
 def _print_status(status: Any, as_json: bool) -> None:
+    from esbubble import cli_render as render
+
     if as_json:
-        emit_json(status.model_dump(mode="json"))
+        render.emit_json(status.model_dump(mode="json"))
     elif status.running:
         click.echo(f"running  pid {status.pid}  {status.url}  since {status.started_at:%Y-%m-%d %H:%M:%S}")
     else:
@@ -254,6 +274,14 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @profile_option
 @click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False),
+    help="Doc ids are paths relative to this folder (default: each folder given, a file's own folder).",
+)
+@click.option(
+    "--replace", is_flag=True, help="Let a file replace a stored document of the same id from another path."
+)
 @index_option
 @json_option
 @click.pass_context
@@ -262,33 +290,58 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[str, ...],
     profile: str | None,
     doc_id: str | None,
+    root: str | None,
+    replace: bool,
     index: str | None,
     as_json: bool,
 ) -> None:
-    """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally."""
-    from esbubble.ingest import IngestOptions, IngestSummary, ingest_paths, read_file, replace_document
+    """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally.
+
+    A file whose doc id already belongs to another file in the index is
+    refused (exit 1) unless --replace; --doc-id or --root give it its own id.
+    """
+    from esbubble import cli_render as render
+    from esbubble.ingest import (
+        IngestOptions,
+        IngestProgress,
+        IngestSummary,
+        ingest_paths,
+        read_file,
+        replace_document,
+    )
+    from esbubble.progress import ProgressBar, wanted
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
-    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    options = IngestOptions(
+        encoding=config.bubble.encoding, buckets=config.buckets, root=Path(root) if root else None
+    )
     if doc_id is not None and (len(paths) != 1 or Path(paths[0]).is_dir()):
         raise InputError(
             "--doc-id needs exactly one file", hint="drop --doc-id to ingest folders or many files"
         )
-    with store_of(ctx, index=index) as store:
+    if doc_id is not None and root is not None:
+        raise InputError("--doc-id and --root both set the doc id", hint="give one of them")
+    with store_of(ctx, index=index, initialise=True) as store:
         if index is not None:
             ensure_chunk_index(store)
         else:
             ensure_chunk_fields(store)
         if doc_id is not None:
             read = read_file(paths[0], options, doc_id=doc_id)
-            result = replace_document(store, doc_id, read.chunks, now=datetime.now(UTC), file=paths[0])
+            result = replace_document(
+                store, doc_id, read.chunks, now=datetime.now(UTC), file=paths[0], replace=replace
+            )
             summary = IngestSummary(documents=[result.model_copy(update={"warnings": list(read.warnings)})])
         else:
-            with render.IngestProgressBar(enabled=not as_json) as bar:
-                summary = ingest_paths(store, list(paths), options, progress=bar.update)
+            with ProgressBar("ingesting", enabled=wanted(as_json=as_json)) as bar:
+
+                def report(step: IngestProgress) -> None:
+                    bar.update(step.done, step.total, item=Path(step.file).name)
+
+                summary = ingest_paths(store, list(paths), options, progress=report, replace=replace)
     if as_json:
-        emit_json(render.ingest_json(summary))
+        render.emit_json(render.ingest_json(summary))
     else:
         render.print_ingest(summary)
     if not summary.ok:
@@ -317,17 +370,18 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Build a context bubble for QUERY, print it and record its trace."""
+    from esbubble import cli_render as render
     from esbubble.runner import run_bubble
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
-    with store_of(ctx, index=index) as store:
+    with store_of(ctx, index=index, initialise=True) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
     render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
     if as_json:
-        emit_json(render.bubble_json(result.bubble))
+        render.emit_json(render.bubble_json(result.bubble))
     else:
         render.print_bubble(result.bubble)
 
@@ -356,6 +410,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     The prompt goes to stdout on its own, ready to pipe; the run id and the
     token breakdown go to stderr.
     """
+    from esbubble import cli_render as render
     from esbubble.config import parse_config
     from esbubble.delivery import run_delivery
 
@@ -365,14 +420,14 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True
     config = parse_config(data, source="assemble")
-    with store_of(ctx, index=index) as store:
+    with store_of(ctx, index=index, initialise=True) as store:
         result = run_delivery(store, query, config)
     render.warn_write(result.write_result)
     render.warn_empty(result.delivery.bubble)
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "run_id": result.manifest.run_id,
                 "query": query,
@@ -398,12 +453,13 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 @click.pass_context
 def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import read_run
 
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "run_id": manifest.run_id,
                 "manifest": manifest.model_dump(mode="json", by_alias=True),
@@ -444,8 +500,10 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     Malformed query-set lines are reported with their line number and the
     other queries still run (exit 1).
     """
+    from esbubble import cli_render as render
     from esbubble.delivery import evaluate_delivery, evaluate_options
     from esbubble.evaluate import evaluate, evaluation_tables
+    from esbubble.progress import ProgressBar, wanted
 
     config = resolve_config(profile, budget=budget)
     with_delivery = window or parent or repair or assemble_prompt
@@ -457,15 +515,23 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     loaded = load_query_set(queryset)
     cases = list(loaded.cases)
     now = datetime.now(UTC)
-    with store_of(ctx, index=index) as store:
-        evaluation = evaluate(store, cases, config, now=now)
-        delivery = evaluate_delivery(store, cases, delivery_config, now=now) if delivery_config else None
+    steps = len(cases) * (2 if delivery_config else 1)
+    with (
+        store_of(ctx, index=index, initialise=True) as store,
+        ProgressBar("evaluating", steps, enabled=wanted(as_json=as_json)) as bar,
+    ):
+        evaluation = evaluate(store, cases, config, now=now, on_done=bar.advance)
+        delivery = (
+            evaluate_delivery(store, cases, delivery_config, now=now, on_done=bar.advance)
+            if delivery_config
+            else None
+        )
     if as_json:
         payload = evaluation.model_dump(mode="json")
         if delivery is not None:
             payload["delivery"] = delivery.model_dump(mode="json")
         payload["problems"] = loaded.problems
-        emit_json(payload)
+        render.emit_json(payload)
     else:
         render.print_tables(evaluation_tables(evaluation))
         if delivery is not None:
@@ -509,20 +575,23 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     other queries still run (exit 1). Queries that fail because the cluster
     went away are listed (exit 3); `--resume BATCH_ID` runs only those.
     """
+    from esbubble import cli_render as render
     from esbubble import rebubble as batch
+    from esbubble.progress import ProgressBar, wanted
     from esbubble.store.audit import flush_spool
 
     config = resolve_config(profile, budget=budget, variant=variant)
     queryset_loaded = load_query_set(queryset)
     cases = list(queryset_loaded.cases)
     now = datetime.now(UTC)
-    with store_of(ctx) as store:
+    with store_of(ctx, initialise=True) as store:
         old = batch.load_summaries(store, baseline) if baseline else None
         finished: set[str] = set()
         if resume_id is not None:
             flush_spool(store)  # spooled runs of the batch count as finished once they land
             finished = batch.finished_case_ids(store, resume_id, config)
-        with render.CountBar(len(cases) - len(finished), "re-bubbling", enabled=not as_json) as bar:
+        todo = len(cases) - len(finished)
+        with ProgressBar("re-bubbling", todo, enabled=wanted(as_json=as_json)) as bar:
             result = batch.run_batch(
                 store,
                 cases,
@@ -530,7 +599,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                 batch_id=resume_id or batch.new_batch_id(now),
                 now=now,
                 workers=workers,
-                on_done=bar.step,
+                on_done=bar.advance,
                 skip=finished,
                 redact_query=redact_query,
             )
@@ -538,7 +607,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
         if comparison is not None and not result.failed:  # the cluster answered the whole batch
             comparison = batch.describe_chunks(store, comparison)
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "batch_id": result.batch_id,
                 "runs": [run.model_dump(mode="json") for run in result.runs],
@@ -583,17 +652,21 @@ def report(  # noqa: PLR0917 - click passes one argument per option
 
     Give the batch's --index when it ran on another chunk index than the prefix's.
     """
+    from esbubble import cli_render as render
     from esbubble.rebubble import report_data
     from esbubble.report import write_report
 
-    cases = load_cases(queryset) if queryset is not None else []
+    loaded = load_query_set(queryset) if queryset is not None else None
     with store_of(ctx, index=index) as store:
+        cases = list(loaded.cases) if loaded is not None else []
         data = report_data(store, batch_id, now=datetime.now(UTC), queries=cases)
     path = write_report(data, out)
     if as_json:
-        emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})
+        render.emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})
     else:
         click.echo(f"wrote {path} ({data.runs} runs of batch {batch_id})")
+    if loaded is not None:
+        exit_if_bad_entries(ctx, loaded)
 
 
 @cli.group()
@@ -606,12 +679,13 @@ def traces() -> None:
 @click.pass_context
 def traces_flush(ctx: click.Context, as_json: bool) -> None:
     """Write spooled audit records (kept when the cluster was unreachable) to the cluster."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import flush_spool
 
-    with store_of(ctx) as store:
+    with store_of(ctx, initialise=True) as store:
         result = flush_spool(store)
     if as_json:
-        emit_json(result.model_dump(mode="json"))
+        render.emit_json(result.model_dump(mode="json"))
     else:
         click.echo(
             f"flushed {result.written} records from {result.files} spool files; {result.remaining} remain"
@@ -626,13 +700,14 @@ def traces_flush(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def traces_prune(ctx: click.Context, older_than: str, as_json: bool) -> None:
     """Delete trace records and run manifests older than AGE."""
+    from esbubble import cli_render as render
     from esbubble.store.audit import parse_age, prune_traces
 
     age = parse_age(older_than)
     with store_of(ctx) as store:
         deleted = prune_traces(store, age)
     if as_json:
-        emit_json({"deleted": deleted, "older_than": older_than})
+        render.emit_json({"deleted": deleted, "older_than": older_than})
     else:
         click.echo(f"deleted {deleted} trace records older than {older_than}")
 
@@ -655,6 +730,8 @@ DEMO_QUERY = "scope of work"
 @click.pass_context
 def demo(ctx: click.Context, as_json: bool) -> None:
     """Init, ingest the sample quote job, bubble "scope of work", show the bubble and its trace."""
+    from esbubble import cli_render as render
+    from esbubble.config import load_profile
     from esbubble.ingest import IngestOptions, ingest_paths
     from esbubble.runner import run_bubble
     from esbubble.store.templates import init_indices
@@ -665,12 +742,13 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     documents = sorted(p for p in sample.iterdir() if p.suffix in {".xlsx", ".pdf", ".md"})
     with store_of(ctx) as store:
         init_indices(store)
-        summary = ingest_paths(store, documents, options)
+        # The sample belongs to the demo: a run from another clone takes its doc ids over.
+        summary = ingest_paths(store, documents, options, replace=True)
         result = run_bubble(store, DEMO_QUERY, config)
         shown = store.display_url
     render.warn_write(result.write_result)
     if as_json:
-        emit_json(
+        render.emit_json(
             {
                 "engine": shown,
                 "ingest": render.ingest_json(summary),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,7 @@ from esbubble.text import preview
 
 if TYPE_CHECKING:
     from esbubble.delivery import DeliveryEvaluation
-    from esbubble.ingest import IngestProgress, IngestSummary
+    from esbubble.ingest import IngestSummary
     from esbubble.rebubble import BatchResult, ChunkNote, Comparison
     from esbubble.store.audit import WriteResult
 
@@ -92,51 +91,6 @@ def warn_empty(bubble: Bubble) -> None:
     reason = empty_reason(bubble)
     if reason is not None:
         click.echo(f"esbubble: warning: the bubble is empty: {reason} (budget {bubble.budget})", err=True)
-
-
-class IngestProgressBar:
-    """A progress bar on stderr for ``ingest_paths``, created when the first file reports the total."""
-
-    def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar: Any = None
-
-    def __enter__(self) -> IngestProgressBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-
-    def update(self, progress: IngestProgress) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            self._bar = click.progressbar(length=progress.total, label="ingesting", file=sys.stderr)
-            self._bar.__enter__()
-        self._bar.update(1, current_item=progress.file)
-
-
-class CountBar:
-    """A progress bar on stderr over a known number of steps (thread-safe ``step``)."""
-
-    def __init__(self, total: int, label: str, *, enabled: bool) -> None:
-        self._bar = click.progressbar(length=total, label=label, file=sys.stderr) if enabled else None
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> CountBar:
-        if self._bar is not None:
-            self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-
-    def step(self, count: int) -> None:
-        if self._bar is not None:
-            with self._lock:
-                self._bar.update(count)
 
 
 def ingest_json(summary: IngestSummary) -> dict[str, Any]:

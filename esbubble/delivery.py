@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -259,8 +259,12 @@ def evaluate_delivery(
     *,
     now: datetime,
     filters: RetrievalFilters | None = None,
+    on_done: Callable[[int], None] | None = None,
 ) -> DeliveryEvaluation:
-    """Build each query's bubble (one msearch for all), deliver it, and compare tokens and gold recall."""
+    """Build each query's bubble (one msearch for all), deliver it, and compare tokens and gold recall.
+
+    ``on_done(1)`` is called after each query (for a progress bar).
+    """
     retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
     rows = []
     for case, retrieval in zip(cases, retrievals, strict=True):
@@ -283,6 +287,8 @@ def evaluate_delivery(
                 flags=len(prompt.metadata.flags) if prompt is not None else 0,
             )
         )
+        if on_done is not None:
+            on_done(1)
     return DeliveryEvaluation(
         rows=rows,
         mean_bubble_tokens=_mean([r.bubble_tokens for r in rows]) or 0.0,

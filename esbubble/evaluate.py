@@ -9,7 +9,7 @@ part (candidates in, tables out); ``evaluate`` adds the retrieval.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -144,8 +144,17 @@ def _passed_redundancy(bubble: Bubble) -> int:
     )
 
 
-def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: datetime) -> Evaluation:
-    """All tables from already-retrieved candidates; pure and deterministic."""
+def evaluate_cases(
+    cases: Sequence[EvalCase],
+    config: BubbleConfig,
+    *,
+    now: datetime,
+    on_done: Callable[[int], None] | None = None,
+) -> Evaluation:
+    """All tables from already-retrieved candidates; pure and deterministic.
+
+    ``on_done(1)`` is called after each query's variants (for a progress bar).
+    """
     if not cases:
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
 
@@ -179,6 +188,8 @@ def evaluate_cases(cases: Sequence[EvalCase], config: BubbleConfig, *, now: date
         for variant in VARIANT_ORDER:
             matched_bubble = bubble(case, matched_cfg, variant, "matched")
             matched[variant].append(bubble_metrics(matched_bubble, case.gold, case.evidence))
+        if on_done is not None:
+            on_done(1)
 
     table2: dict[str, dict[str, float]] = {}
     table7: dict[str, dict[str, float]] = {}
@@ -234,8 +245,12 @@ def evaluate(
     *,
     now: datetime,
     filters: RetrievalFilters | None = None,
+    on_done: Callable[[int], None] | None = None,
 ) -> Evaluation:
-    """Retrieve once per query (one msearch), then compute every table from those candidates."""
+    """Retrieve once per query (one msearch), then compute every table from those candidates.
+
+    ``on_done(1)`` is called after each query is evaluated (for a progress bar).
+    """
     from esbubble.store.retrieve import retrieve_many
 
     retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
@@ -254,6 +269,7 @@ def evaluate(
         ],
         config,
         now=now,
+        on_done=on_done,
     )
 
 

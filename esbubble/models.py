@@ -105,6 +105,11 @@ class Chunk(_Record):
 
     chunk_id: str
     doc_id: str
+    source_path: str | None = Field(
+        default=None,
+        description="the file ingested, absolute and resolved; None for chunks indexed before esbubble "
+        "stored it. Guards a doc id against silently changing hands (see ``replace_document``).",
+    )
     source_type: SourceType
     section: str
     sheet_name: str | None = None

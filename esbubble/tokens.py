@@ -13,13 +13,16 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import threading
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from esbubble.errors import TokenizerError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
@@ -109,9 +112,24 @@ def parse_ranks(data: bytes, spec: EncodingSpec) -> dict[bytes, int]:
     return ranks
 
 
-@cache
+_BUILDING = threading.Lock()
+
+
 def get_encoding(name: str) -> tiktoken.Encoding:
-    """The tiktoken encoding ``name``, built from the verified offline vocabulary."""
+    """The tiktoken encoding ``name``, built from the verified offline vocabulary on first use.
+
+    Built once per process: the lock keeps parallel ``rebubble`` workers from
+    each spending the ~0.5 s the build takes, and tiktoken itself is imported
+    only here, so commands that count no tokens never load it.
+    """
+    with _BUILDING:
+        return _build_encoding(name)
+
+
+@cache
+def _build_encoding(name: str) -> tiktoken.Encoding:
+    import tiktoken
+
     spec = SPECS.get(name)
     if spec is None:
         raise TokenizerError(f"unknown encoding {name!r}", hint=f"use one of: {', '.join(sorted(SPECS))}")

@@ -27,6 +27,8 @@ NUMERIC_KEYS = (
     "raw_bulk_docs_per_s",
     "tokenize_tokens_per_s",
     "peak_rss_mb",
+    "cli_help_s_p50",
+    "python_startup_s_p50",
 )
 
 

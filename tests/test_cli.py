@@ -349,9 +349,13 @@ def test_traces_flush_and_prune(with_sample: list[str]) -> None:
 
 
 @pytest.mark.integration
-def test_demo_runs_end_to_end_on_the_embedded_engine() -> None:
+def test_demo_runs_end_to_end_on_the_embedded_engine(tmp_path: Path) -> None:
+    other_clone = tmp_path / "site_memo.md"  # the same doc id from another path, as another clone has
+    other_clone.write_bytes((SAMPLE / "site_memo.md").read_bytes())
+    assert run("ingest", str(other_clone)).exit_code == 0
     result = run("demo")
     assert result.exit_code == 0, result.output
+    assert "; 0 failed" in result.output, "the demo takes its sample's doc ids over"
     assert "engine: embedded" in result.output
     assert "Bubble for 'scope of work'" in result.output
     assert "candidates: " in result.output
@@ -549,3 +553,83 @@ def test_a_moved_chunk_is_described_by_place_and_text_or_by_id_alone() -> None:
         == "Warranty · spec.pdf row 2 · (no longer in the chunk index)  [c1]"
     )
     assert describe_chunk(None, "c1") == "c1"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ingest", str(SAMPLE / "site_memo.md")],
+        ["bubble", "groundwater"],
+        ["assemble", "groundwater"],
+        ["eval", str(SAMPLE / "queries.jsonl")],
+        ["rebubble", str(SAMPLE / "queries.jsonl")],
+    ],
+    ids=lambda command: command[0],
+)
+def test_first_use_without_init_initialises_exactly_like_init(
+    on_engine: list[str], command: list[str]
+) -> None:
+    first = run(*on_engine, *command)
+    assert first.exit_code == 0, first.output
+    assert "initialised the esbubble indices" in first.stderr and "(first use)" in first.stderr
+    assert not any(bar in first.stderr for bar in ("ingesting", "evaluating", "re-bubbling")), "piped"
+    after = json.loads(run(*on_engine, "init", "--json").output)
+    assert {step["status"] for step in after["steps"]} == {"unchanged"}, after
+    again = run(*on_engine, *command)
+    assert again.exit_code == 0 and "initialised" not in again.stderr
+
+
+@pytest.mark.integration
+def test_a_missing_chunk_index_elsewhere_is_exit_1_with_the_fix(on_engine: list[str]) -> None:
+    for command in (["bubble", "groundwater"], ["eval", str(SAMPLE / "queries.jsonl")]):
+        result = run(*on_engine, *command, "--index", "nowhere")
+        assert result.exit_code == 1, result.output
+        assert "the chunk index nowhere does not exist" in result.stderr
+        assert "esbubble ingest PATH --index nowhere" in result.stderr
+
+
+def _two_readmes(tmp_path: Path) -> tuple[Path, Path]:
+    for folder, fruit in (("colA", "apples"), ("colB", "bananas")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "readme.md").write_text(
+            f"# {folder}\n\nNotes about {fruit}.\n", encoding="utf-8"
+        )
+    return tmp_path / "colA" / "readme.md", tmp_path / "colB" / "readme.md"
+
+
+def _doc_ids(flags: list[str], query: str) -> set[str]:
+    payload = json.loads(run(*flags, "bubble", query, "--json").stdout)
+    return {chosen["doc_id"] for chosen in payload["selected"]}
+
+
+@pytest.mark.integration
+def test_a_doc_id_of_another_file_is_refused_unless_replace(on_engine: list[str], tmp_path: Path) -> None:
+    first, second = _two_readmes(tmp_path)
+    assert run(*on_engine, "ingest", str(first)).exit_code == 0
+    refused = run(*on_engine, "ingest", str(second))
+    assert refused.exit_code == 1
+    assert str(first.resolve()) in refused.stderr and str(second.resolve()) in refused.stderr
+    assert "--doc-id" in refused.stderr and "--root" in refused.stderr and "--replace" in refused.stderr
+    assert _doc_ids(on_engine, "apples") == {"readme.md"}, "the first file is still there"
+    replaced = run(*on_engine, "ingest", str(second), "--replace", "--json")
+    assert replaced.exit_code == 0
+    assert json.loads(replaced.output)["deleted"] == 1
+    assert _doc_ids(on_engine, "apples") == set() and _doc_ids(on_engine, "bananas") == {"readme.md"}
+    by_id = run(*on_engine, "ingest", str(first), "--doc-id", "colA-readme.md")
+    assert by_id.exit_code == 0, by_id.output
+    same_id = run(*on_engine, "ingest", str(first), "--doc-id", "readme.md")
+    assert same_id.exit_code == 1 and "already belongs to" in same_id.stderr
+
+
+@pytest.mark.integration
+def test_root_keeps_same_named_files_apart(on_engine: list[str], tmp_path: Path) -> None:
+    first, second = _two_readmes(tmp_path)
+    clash = run(*on_engine, "ingest", str(first), str(second))
+    assert clash.exit_code == 1
+    assert "give both a common --root" in clash.stderr and "separately" not in clash.stderr
+    rooted = run(*on_engine, "ingest", "--root", str(tmp_path), str(first), str(second), "--json")
+    assert rooted.exit_code == 0, rooted.output
+    assert _doc_ids(on_engine, "apples bananas") >= {"colA/readme.md", "colB/readme.md"}
+    both = run(*on_engine, "ingest", str(first), "--root", str(tmp_path), "--doc-id", "x")
+    assert both.exit_code == 1 and "--doc-id and --root" in both.stderr

@@ -141,3 +141,10 @@ def test_no_variant_ever_exceeds_its_budget(budget: int, delta: float) -> None:
     evaluation = evaluate_cases(CASES, config, now=NOW)
     assert all(row.tokens_used <= budget for row in evaluation.table1)
     assert all(row.tokens_used <= row.token_budget for row in evaluation.table1b)
+
+
+def test_progress_callback_counts_each_query_once_and_changes_nothing() -> None:
+    steps: list[int] = []
+    with_progress = evaluate_cases(CASES, CONFIG, now=NOW, on_done=steps.append)
+    assert steps == [1] * len(CASES)
+    assert with_progress == evaluate_cases(CASES, CONFIG, now=NOW)

@@ -167,3 +167,46 @@ def test_sample_corpus_ingests_and_gold_ids_exist(store: Store) -> None:
     gold = sorted({g for case in queries.cases for g in case.gold})
     assert len(get_chunks(store, gold)) == len(gold)
     assert count_chunks(store) == summary.added
+
+
+@pytest.mark.integration
+def test_chunks_keep_their_source_path_and_older_chunks_gain_it(store: Store, tmp_path: Path) -> None:
+    memo = tmp_path / "memo.md"
+    memo.write_text(MEMO, encoding="utf-8")
+    chunks = read_document(memo, OPTIONS, doc_id="memo.md")
+    StoreWriter().index(store, chunks)  # as an older esbubble stored them: no source_path
+    assert {c.source_path for c in _stored(store, "memo.md").values()} == {None}
+    summary = ingest_paths(store, [memo], OPTIONS, now=T1)
+    assert summary.ok and summary.documents[0].updated == len(chunks), "rewritten once, to add the path"
+    assert {c.source_path for c in _stored(store, "memo.md").values()} == {str(memo.resolve())}
+    again = ingest_paths(store, [memo], OPTIONS, now=T2)
+    assert again.documents[0].unchanged == len(chunks)
+
+
+@pytest.mark.integration
+def test_another_file_with_the_same_doc_id_fails_and_changes_nothing(store: Store, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "memo.md").write_text(MEMO, encoding="utf-8")
+    (tmp_path / "b" / "memo.md").write_text("# Other\n\nSomething else entirely.\n", encoding="utf-8")
+    ingest_paths(store, [tmp_path / "a" / "memo.md"], OPTIONS, now=T1)
+    before = _stored(store, "memo.md")
+    summary = ingest_paths(store, [tmp_path / "b" / "memo.md"], OPTIONS, now=T2)
+    assert not summary.documents and len(summary.failures) == 1
+    assert "already belongs to" in summary.failures[0].reason
+    assert _stored(store, "memo.md") == before
+    replaced = ingest_paths(store, [tmp_path / "b" / "memo.md"], OPTIONS, now=T2, replace=True)
+    assert replaced.ok and replaced.documents[0].deleted == len(before)
+    assert {c.source_path for c in _stored(store, "memo.md").values()} == {
+        str((tmp_path / "b" / "memo.md").resolve())
+    }
+
+
+def test_plan_changes_rewrites_stale_chunks_with_the_same_hash(tmp_path: Path) -> None:
+    memo = tmp_path / "memo.md"
+    memo.write_text(MEMO, encoding="utf-8")
+    chunks = read_document(memo, OPTIONS, doc_id="memo.md")
+    stored = {c.chunk_id: c.content_hash for c in chunks}
+    plan = plan_changes(chunks, stored, stale=[chunks[0].chunk_id])
+    assert [c.chunk_id for c in plan.changed] == [chunks[0].chunk_id]
+    assert len(plan.unchanged) == len(chunks) - 1 and not plan.added and not plan.vanished

@@ -125,10 +125,10 @@ def test_missing_profile_file(flags: list[str], tmp_path: Path) -> None:
     assert "nope.toml" in line
 
 
-def test_nonexistent_index_is_one_line_with_the_fix(engine_url: str) -> None:
-    result = run("--url", engine_url, "--prefix", "never-initialised", "bubble", "scaffold")
-    line = _one_error_line(result, 3)
-    assert "never-initialised-chunks" in line and "esbubble init" in line
+def test_nonexistent_index_is_one_line_with_the_fix_exit_1(flags: list[str]) -> None:
+    result = run(*flags, "bubble", "scaffold", "--index", "never-ingested")
+    line = _one_error_line(result, 1)
+    assert "never-ingested does not exist" in line and "esbubble ingest PATH --index never-ingested" in line
 
 
 def test_query_set_with_malformed_lines_reports_them_and_runs_the_rest(

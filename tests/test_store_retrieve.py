@@ -6,7 +6,7 @@ import pytest
 from _store_data import QUOTE_JOB
 
 from esbubble.config import parse_config
-from esbubble.errors import EngineError
+from esbubble.errors import NotFoundError
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters
@@ -77,8 +77,12 @@ def test_retrieve_many_uses_one_msearch_and_keeps_query_order(store: Store) -> N
     assert results[0].candidates == single.candidates
 
 
-def test_missing_index_names_the_query(bare_store: Store) -> None:
-    with pytest.raises(EngineError, match="'gutters'"):
+def test_missing_index_names_the_query_and_is_a_user_error(bare_store: Store) -> None:
+    with pytest.raises(NotFoundError, match="'gutters'") as many:
         retrieve_many(bare_store, ["gutters"], parse_config({}))
-    with pytest.raises(EngineError, match="'gutters'"):
+    with pytest.raises(NotFoundError, match="'gutters'") as one:
         retrieve(bare_store, "gutters", parse_config({}))
+    for error in (many.value, one.value):
+        assert error.exit_code == 1
+        assert f"{bare_store.names.chunks} does not exist" in error.message
+        assert error.hint is not None and "esbubble init" in error.hint

@@ -22,7 +22,7 @@ so the replacement is made safe by undo, not by isolation:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +35,7 @@ from esbubble.ingest.ids import doc_id_for
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
 from esbubble.models import Chunk
-from esbubble.store.chunks import delete_chunks, doc_chunk_hashes, get_chunks, index_chunks
+from esbubble.store.chunks import StoredChunk, delete_chunks, get_chunks, index_chunks, stored_chunks
 from esbubble.store.connection import Store
 
 
@@ -134,15 +134,42 @@ class ChangePlan:
     vanished: list[str]
 
 
-def plan_changes(chunks: Sequence[Chunk], stored: dict[str, str]) -> ChangePlan:
-    """Compare new chunks with stored ``chunk_id -> content_hash``."""
+def plan_changes(
+    chunks: Sequence[Chunk], stored: Mapping[str, str], *, stale: Collection[str] = ()
+) -> ChangePlan:
+    """Compare new chunks with stored ``chunk_id -> content_hash``.
+
+    ``stale`` chunk ids are rewritten even when their hash matches (their
+    stored ``source_path`` is not the file's, e.g. chunks indexed before
+    esbubble stored it).
+    """
     new_ids = {c.chunk_id for c in chunks}
+
+    def same(chunk: Chunk) -> bool:
+        return stored.get(chunk.chunk_id) == chunk.content_hash and chunk.chunk_id not in stale
+
     return ChangePlan(
         added=[c for c in chunks if c.chunk_id not in stored],
-        changed=[c for c in chunks if c.chunk_id in stored and stored[c.chunk_id] != c.content_hash],
-        unchanged=[c.chunk_id for c in chunks if stored.get(c.chunk_id) == c.content_hash],
+        changed=[c for c in chunks if c.chunk_id in stored and not same(c)],
+        unchanged=[c.chunk_id for c in chunks if c.chunk_id in stored and same(c)],
         vanished=sorted(set(stored) - new_ids),
     )
+
+
+def source_path_of(file: str | Path) -> str:
+    """What ``Chunk.source_path`` holds: the file's absolute, resolved path."""
+    return str(Path(file).resolve())
+
+
+def check_owner(doc_id: str, source: str, stored: Mapping[str, StoredChunk]) -> None:
+    """Refuse to let ``source`` take over ``doc_id`` from another file (``replace=True`` skips this)."""
+    owners = sorted({s.source_path for s in stored.values() if s.source_path and s.source_path != source})
+    if owners:
+        raise IngestError(
+            f"doc id {doc_id!r} already belongs to {owners[0]}, not to {source}; nothing was replaced",
+            hint="give this file its own id with --doc-id ID or --root DIR (e.g. the folders' common "
+            "parent), or pass --replace to replace the stored document",
+        )
 
 
 def _undo(store: Store, writer: ChunkWriter, backup: list[Chunk], added: list[str]) -> str | None:
@@ -163,18 +190,33 @@ def replace_document(
     chunks: Sequence[Chunk],
     *,
     now: datetime,
-    file: str = "",
+    file: str | Path = "",
     writer: ChunkWriter | None = None,
+    replace: bool = False,
 ) -> DocumentResult:
     """Make the index hold exactly ``chunks`` for ``doc_id`` (see the module doc for the guarantee).
+
+    With ``file``, the chunks are stored with its resolved path as
+    ``source_path``, and a ``doc_id`` whose stored chunks came from another
+    file is refused with ``IngestError`` (two files sharing a relative path,
+    e.g. ``a/readme.md`` and ``b/readme.md``, would otherwise silently replace
+    each other) unless ``replace``.
 
     A bulk item failure raises ``IngestError`` after the undo; losing the
     cluster raises ``EngineError`` (after trying the undo), since no other
     document could be ingested either.
     """
     active = writer or StoreWriter()
-    plan = plan_changes(chunks, doc_chunk_hashes(store, doc_id))
-    writes = [c.model_copy(update={"ingested_at": now}) for c in (*plan.added, *plan.changed)]
+    stored = stored_chunks(store, doc_id)
+    source = source_path_of(file) if file else None
+    if source is not None and not replace:
+        check_owner(doc_id, source, stored)
+    stale = [chunk_id for chunk_id, s in stored.items() if source is not None and s.source_path != source]
+    plan = plan_changes(chunks, {chunk_id: s.content_hash for chunk_id, s in stored.items()}, stale=stale)
+    stamp: dict[str, object] = {"ingested_at": now}
+    if source is not None:
+        stamp["source_path"] = source
+    writes = [c.model_copy(update=stamp) for c in (*plan.added, *plan.changed)]
     backup = get_chunks(store, [c.chunk_id for c in plan.changed] + plan.vanished)
     added_ids = [c.chunk_id for c in plan.added]
     try:
@@ -197,7 +239,7 @@ def replace_document(
         raise IngestError(f"indexing failed, previous version kept: {error.message}") from None
     return DocumentResult(
         doc_id=doc_id,
-        file=file,
+        file=str(file),
         chunks=len(chunks),
         added=len(plan.added),
         updated=len(plan.changed),
@@ -251,7 +293,8 @@ def collect(
                     IngestFailure(
                         file=str(file),
                         reason=f"doc id {doc_id!r} is already used by {owners[doc_id]}; "
-                        "ingest them separately with different roots",
+                        "give both a common --root (e.g. their shared parent folder) so their ids differ, "
+                        "or ingest this one with --doc-id",
                     )
                 )
                 continue
@@ -269,11 +312,14 @@ def ingest_paths(
     progress: ProgressCallback | None = None,
     now: datetime | None = None,
     writer: ChunkWriter | None = None,
+    replace: bool = False,
 ) -> IngestSummary:
     """Ingest files and directories; one failing file never stops the others.
 
     ``doc_id`` is the path relative to ``options.root`` (default: the
-    directory given, or a lone file's own directory).
+    directory given, or a lone file's own directory). A file whose doc id
+    belongs to another file in the index fails unless ``replace`` (see
+    ``replace_document``).
     """
     stamp = now or datetime.now(UTC)
     targets, failures, skipped = collect(paths, options)
@@ -283,7 +329,13 @@ def ingest_paths(
         try:
             read = read_chunks(target.file, options, doc_id=target.doc_id)
             result = replace_document(
-                store, target.doc_id, read.chunks, now=stamp, file=str(target.file), writer=writer
+                store,
+                target.doc_id,
+                read.chunks,
+                now=stamp,
+                file=str(target.file),
+                writer=writer,
+                replace=replace,
             )
             results.append(result.model_copy(update={"warnings": list(read.warnings)}))
         except IngestError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from elastic_transport import TransportError
@@ -10,7 +11,7 @@ from elasticsearch import ApiError
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from esbubble.errors import BulkError, EngineError
+from esbubble.errors import BulkError, EngineError, NotFoundError
 from esbubble.models import Chunk
 from esbubble.store.connection import Store
 
@@ -69,7 +70,28 @@ def chunk_from_source(source: dict[str, Any]) -> Chunk:
     return Chunk.model_validate({key: value for key, value in source.items() if key in _CHUNK_FIELDS})
 
 
-def _engine_error(store: Store, action: str, error: ApiError | TransportError) -> EngineError:
+def index_missing(reason: object) -> bool:
+    """Whether an engine error (exception, error body or reason text) says the index does not exist."""
+    if isinstance(reason, ApiError):
+        reason = reason.body if reason.body else reason.message
+    return "index_not_found" in str(reason)
+
+
+def missing_chunk_index(store: Store, action: str) -> NotFoundError:
+    """A missing chunk index is the user's to fix (exit 1), not an unreachable cluster (exit 3)."""
+    name = store.names.chunks
+    if store.names.chunks_override is not None:
+        hint = f"ingest documents into it first (`esbubble ingest PATH --index {name}`) or check --index"
+    else:
+        hint = "run `esbubble init` or `esbubble ingest PATH`, or check --prefix / ESBUBBLE_PREFIX"
+    return NotFoundError(
+        f"cannot {action}: the chunk index {name} does not exist on {store.display_url}", hint=hint
+    )
+
+
+def _engine_error(store: Store, action: str, error: ApiError | TransportError) -> EngineError | NotFoundError:
+    if index_missing(error):
+        return missing_chunk_index(store, action)
     reason = error.message if isinstance(error, ApiError) else str(error)
     return EngineError(f"{store.display_url} failed to {action}: {reason}")
 
@@ -181,13 +203,28 @@ def _search_all(store: Store, query: dict[str, Any], fields: list[str]) -> Itera
         after = hits[-1]["sort"]
 
 
-def doc_chunk_hashes(store: Store, doc_id: str) -> dict[str, str]:
-    """chunk_id → content_hash of every chunk of one document, for incremental re-ingest."""
+@dataclass(frozen=True)
+class StoredChunk:
+    """What a re-ingest needs to know of a stored chunk: its content hash and the file it came from."""
+
+    content_hash: str
+    source_path: str | None
+
+
+def stored_chunks(store: Store, doc_id: str) -> dict[str, StoredChunk]:
+    """chunk_id → ``StoredChunk`` of every chunk of one document, for incremental re-ingest."""
     query = {"bool": {"filter": [{"term": {"doc_id": doc_id}}]}}
     return {
-        hit["_source"]["chunk_id"]: hit["_source"]["content_hash"]
-        for hit in _search_all(store, query, ["chunk_id", "content_hash"])
+        hit["_source"]["chunk_id"]: StoredChunk(
+            content_hash=hit["_source"]["content_hash"], source_path=hit["_source"].get("source_path")
+        )
+        for hit in _search_all(store, query, ["chunk_id", "content_hash", "source_path"])
     }
+
+
+def doc_chunk_hashes(store: Store, doc_id: str) -> dict[str, str]:
+    """chunk_id → content_hash of every chunk of one document."""
+    return {chunk_id: stored.content_hash for chunk_id, stored in stored_chunks(store, doc_id).items()}
 
 
 def get_chunks(store: Store, ids: Sequence[str]) -> list[Chunk]:
@@ -230,6 +267,8 @@ def neighbours(store: Store, requests: Sequence[NeighbourRequest]) -> list[Chunk
     found: dict[str, Chunk] = {}
     for request, response in zip(requests, responses, strict=True):
         if "error" in response:
+            if index_missing(response["error"]):
+                raise missing_chunk_index(store, "fetch neighbours")
             window = f"{request.doc_id} [{request.lo}..{request.hi}]"
             raise EngineError(f"neighbour search for {window} failed: {response['error']}")
         for hit in response["hits"]["hits"]:

@@ -8,14 +8,13 @@ from typing import Any
 
 from elastic_transport import TransportError
 from elasticsearch import ApiError
-from elasticsearch import NotFoundError as IndexMissing
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
-from esbubble.errors import EngineError
+from esbubble.errors import EngineError, NotFoundError
 from esbubble.models import Candidate
 from esbubble.relevance import TermStats
-from esbubble.store.chunks import chunk_from_source
+from esbubble.store.chunks import chunk_from_source, index_missing, missing_chunk_index
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters, build_retrieval_query, term_stats_of
 
@@ -42,13 +41,9 @@ def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
     ]
 
 
-def _failure(store: Store, query: str, reason: object) -> EngineError:
-    if "index_not_found" in str(reason):
-        return EngineError(
-            f"retrieval for query {query!r} failed: the chunk index {store.names.chunks} "
-            f"does not exist on {store.display_url}",
-            hint="run `esbubble init` and `esbubble ingest`, or check --prefix / ESBUBBLE_PREFIX",
-        )
+def _failure(store: Store, query: str, reason: object) -> EngineError | NotFoundError:
+    if index_missing(reason):
+        return missing_chunk_index(store, f"retrieve for query {query!r}")
     return EngineError(
         f"retrieval for query {query!r} failed on {store.display_url}: {reason}",
         hint="run `esbubble init` if the chunk index is missing",
@@ -63,10 +58,10 @@ def retrieve(
     started = time.perf_counter()
     try:
         response = store.client.search(index=store.names.chunks, body=body).body
-    except IndexMissing as error:
-        raise _failure(store, query, error.error) from None
-    except (ApiError, TransportError) as error:
-        raise _failure(store, query, error.message if isinstance(error, ApiError) else error) from None
+    except ApiError as error:
+        raise _failure(store, query, error if index_missing(error) else error.message) from None
+    except TransportError as error:
+        raise _failure(store, query, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     return Retrieval(
         query=query,
@@ -90,15 +85,17 @@ def retrieve_many(
     started = time.perf_counter()
     try:
         responses = store.client.msearch(searches=searches).body["responses"]
-    except (ApiError, TransportError) as error:
-        raise _failure(store, queries[0], error.message if isinstance(error, ApiError) else error) from None
+    except ApiError as error:
+        raise _failure(store, queries[0], error if index_missing(error) else error.message) from None
+    except TransportError as error:
+        raise _failure(store, queries[0], error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     results: list[Retrieval] = []
     for query, body, response in zip(queries, bodies, responses, strict=True):
         if "error" in response:
             problem = response["error"]
             reason = problem.get("reason", problem) if isinstance(problem, dict) else problem
-            raise _failure(store, query, reason)
+            raise _failure(store, query, problem if index_missing(problem) else reason)
         results.append(
             Retrieval(
                 query=query,

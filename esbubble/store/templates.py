@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from elasticsearch import ApiError, NotFoundError
+from elastic_transport import TransportError
+from elasticsearch import ApiError, AuthorizationException, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.errors import EngineError
+from esbubble.store.names import IndexNames
 
 if TYPE_CHECKING:
     from esbubble.store.connection import Store
@@ -181,3 +184,24 @@ def init_indices(store: Store) -> InitResult:
             hint="check the cluster's permissions and version (8.18+ or 9.x)",
         ) from None
     return InitResult(steps=steps)
+
+
+def ensure_initialised(store: Store) -> InitResult | None:
+    """``esbubble init`` on first use, for the commands that need its indices (ingest, bubble, …).
+
+    First use means the prefix's chunk alias does not exist yet; then exactly
+    ``init_indices`` runs (for the prefix's own names, also under ``--index``)
+    and its result is returned. Otherwise this is one ``HEAD`` request and
+    returns None. A user not allowed to look at aliases is assumed to work on
+    indices an administrator initialised.
+    """
+    own = replace(store, names=IndexNames.for_prefix(store.names.prefix))
+    try:
+        if own.client.indices.exists_alias(name=own.names.chunks):
+            return None
+    except AuthorizationException:
+        return None
+    except (ApiError, TransportError) as error:
+        reason = error.message if isinstance(error, ApiError) else str(error)
+        raise EngineError(f"{store.display_url} failed to look up {own.names.chunks}: {reason}") from None
+    return init_indices(own)
