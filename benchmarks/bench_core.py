@@ -97,11 +97,11 @@ def stage_stats(
     for _ in range(rounds):
         for query in queries:
             started = time.perf_counter()
-            scored = score_candidates(query, candidates, config, use_priors=switches.priors)
+            scoring = score_candidates(query, candidates, config, use_priors=switches.priors)
             scored_at = time.perf_counter()
-            selection = select(scored, config.bubble, switches, config.buckets.shares)
+            selection = select(scoring.scored, config.bubble, switches, config.buckets.shares, scoring.facets)
             selected_at = time.perf_counter()
-            trace_records(selection.decisions, run)
+            trace_records(selection.decisions, run, scoring.facets)
             done = time.perf_counter()
             samples["score"].append((scored_at - started) * 1000.0)
             samples["select"].append((selected_at - scored_at) * 1000.0)

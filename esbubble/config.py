@@ -64,13 +64,12 @@ class BubbleParams(_Section):
         le=1.0,
         description="share of a facet's weight earned once the bubble covers it",
     )
-    overlap_words: Literal["beyond_query", "all"] = Field(
-        default="beyond_query",
-        description="'beyond_query': the redundancy gate ignores the query's own words; 'all': eq. 12",
-    )
-    overlap_with: Literal["chunk", "bubble"] = Field(
-        default="chunk",
-        description="'chunk': overlap with the most similar selected chunk; 'bubble': with all of B (eq. 12)",
+    overlap: Literal["auto", "bubble", "chunk"] = Field(
+        default="auto",
+        description=(
+            "'bubble': eq. 12, a chunk's words already anywhere in B; 'chunk': its words beyond the"
+            " query's own already in one selected chunk; 'auto': 'bubble' under tf, 'chunk' under bm25"
+        ),
     )
     fill_with_priors: bool = Field(
         default=False, description="may a chunk that matches no query facet enter on its prior alone"
@@ -81,6 +80,13 @@ class BubbleParams(_Section):
         le=1.0,
         description="part of unlisted buckets' shares split equally, not by relevance",
     )
+
+    @property
+    def overlap_mode(self) -> Literal["bubble", "chunk"]:
+        """The redundancy gate's overlap, ``auto`` resolved by the relevance mode."""
+        if self.overlap != "auto":
+            return self.overlap
+        return "bubble" if self.relevance == "tf" else "chunk"
 
     @field_validator("length_norm")
     @classmethod

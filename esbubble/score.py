@@ -108,6 +108,31 @@ def structural_prior(
     return prior
 
 
+def prior_weight(prior: float) -> float:
+    """The multiplicative weight standing in for a signed prior: > 1 boosts, < 1 penalises, never ≤ 0.
+
+    The retrieval request uses it (Elasticsearch refuses negative scores), and
+    so does ``bm25`` scoring, so a prior acts on relevance the same way in both.
+    """
+    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
+
+
+def combine(relevance: float, prior: float, *, multiplicative: bool) -> float:
+    """``score_raw``: the paper's ``relevance + prior`` (tf), or ``relevance · w(prior)`` (bm25).
+
+    Under bm25 a prior scales what a chunk matched instead of standing in for
+    it: idf-weighted relevance is on another scale than the profile's priors,
+    and a boosted section should rank its relevant chunks higher, not fill the
+    bubble with irrelevant ones. A chunk that matches nothing keeps a positive
+    prior, which only ``fill_with_priors`` lets it use.
+    """
+    if not multiplicative:
+        return relevance + prior
+    if relevance > 0:
+        return relevance * prior_weight(prior)
+    return max(prior, 0.0)
+
+
 def length_penalty(token_count: int, theta: float) -> float:
     """eq. 7: ``1 / (1 + t/θ)`` — long chunks must earn their tokens."""
     return 1.0 / (1.0 + token_count / theta)
@@ -203,7 +228,7 @@ class _Query:
             stats=stats,
             theta=theta,
             use_priors=use_priors,
-            query_words=_query_word_test(facets) if params.overlap_words == "beyond_query" else None,
+            query_words=_query_word_test(facets) if params.overlap_mode == "chunk" else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -235,7 +260,7 @@ class _Query:
             else 0.0
         )
         lp = length_penalty(chunk.token_count, self.theta)
-        raw = relevance + boost
+        raw = combine(relevance, boost, multiplicative=self.stats is not None)
         words = frozenset(compare).difference(self.stops)
         if self.query_words:
             words = frozenset(w for w in words if not self.query_words(w))

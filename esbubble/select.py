@@ -37,7 +37,7 @@ from esbubble.models import (
     Variant,
 )
 from esbubble.relevance import Facet
-from esbubble.score import ScoredCandidate
+from esbubble.score import ScoredCandidate, combine
 from esbubble.variants import VariantSwitches
 
 # Shares are floats; ρ_b·T_B is rounded down to whole tokens after this tolerance,
@@ -115,7 +115,7 @@ def relevance_demand(
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage(facet_count, params.covered_weight)
+    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=params.relevance == "bm25")
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _ in order(relevant, coverage):
@@ -201,7 +201,7 @@ class _Gates:
     ) -> tuple[list[GateResult], float, FinalReason]:
         """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
         params = self.params
-        if params.overlap_with == "chunk":
+        if params.overlap_mode == "chunk":
             value = max((overlap(scored.words, words) for words in state.chosen), default=0.0)
         else:
             value = overlap(scored.words, state.words)
@@ -219,17 +219,18 @@ class _Gates:
 class _Coverage:
     """Which query facets the bubble covers, and each candidate's marginal gain given that."""
 
-    def __init__(self, facet_count: int, covered_weight: float) -> None:
+    def __init__(self, facet_count: int, covered_weight: float, *, multiplicative: bool) -> None:
         self.covered = [False] * facet_count
         self.covered_weight = covered_weight
+        self.multiplicative = multiplicative
 
     def gain(self, scored: ScoredCandidate) -> float:
-        weights = scored.facet_weights
-        total = scored.boost
-        for index, weight in enumerate(weights):
+        """(the facet weights, a covered facet's at ``covered_weight``, combined with the prior) · lp."""
+        total = 0.0
+        for index, weight in enumerate(scored.facet_weights):
             if weight:
                 total += weight * self.covered_weight if self.covered[index] else weight
-        return total * scored.len_penalty
+        return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
     def snapshot(self) -> tuple[bool, ...]:
         return tuple(self.covered)
@@ -283,7 +284,7 @@ def select(
     caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)
-    coverage = _Coverage(len(facets), params.covered_weight)
+    coverage = _Coverage(len(facets), params.covered_weight, multiplicative=bm25)
     decisions = _decide(
         order(scored, coverage), state=state, gates=gates, coverage=coverage, section_limit=state.bucket_limit
     )

@@ -125,6 +125,10 @@ def facet_weights_of(record: TraceRecord) -> dict[str, float]:
     return {facet: weight for facet, weight in weights.items() if weight}
 
 
+def weight_of(prior: float) -> float:
+    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
+
+
 def rederive(record: TraceRecord) -> tuple[str, str, str]:
     """Rebuild (final_decision, final_reason, stage) from the record's own fields alone."""
     deciding: list[GateResult] = record.step_details.second_pass or record.step_details.gates
@@ -141,7 +145,11 @@ def rederive(record: TraceRecord) -> tuple[str, str, str]:
         assert by_gate["section_budget"].limit == record.step_details.pool_remaining
     else:
         assert by_gate["section_budget"].limit == record.bucket_remaining
-    assert record.score_raw == record.relevance + record.boost
+    if record.step_details.terms or record.relevance == 0:  # bm25 (or nothing matched): w(prior)
+        bm25 = record.relevance * weight_of(record.boost) if record.relevance > 0 else max(record.boost, 0.0)
+        assert record.score_raw in (pytest.approx(bm25), record.relevance + record.boost)
+    else:  # the paper's eq. 8
+        assert record.score_raw == record.relevance + record.boost
     assert record.score_final == record.score_raw * record.len_penalty
     facet_weights = facet_weights_of(record)
     if record.step_details.terms:  # bm25: relevance is the sum of each facet's best term weight
@@ -166,7 +174,8 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, a covered one
-    at ``covered_weight``, + boost) · lp; first-pass decisions come in non-increasing gain."""
+    at ``covered_weight``) · w(boost) · lp (w: 1 + p boosts, 1 / (1 + |p|) penalises; a chunk that
+    matches nothing keeps max(boost, 0)); first-pass decisions come in non-increasing gain."""
     config = config.with_overrides(selection="coverage", relevance="bm25")
     bubble = _build(query, candidates, config)
     first_pass: list[float] = []
@@ -174,7 +183,8 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         covered = set(record.step_details.covered)
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
-        gain = sum(w * (share if f in covered else 1.0) for f, w in weights.items()) + record.boost
+        matched = sum(w * (share if f in covered else 1.0) for f, w in weights.items())
+        gain = matched * weight_of(record.boost) if matched > 0 else max(record.boost, 0.0)
         assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
         if not record.step_details.second_pass:
             first_pass.append(record.gain)
@@ -230,8 +240,8 @@ def test_global_pool_only_spends_what_buckets_left(
 def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
     candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
 ) -> None:
-    """eq. 12 (``overlap_with = "bubble"``, ``overlap_words = "all"``): against the union of B."""
-    config = config.with_overrides(variant=variant, overlap_with="bubble", overlap_words="all")
+    """eq. 12 (``overlap = "bubble"``): against the union of B."""
+    config = config.with_overrides(variant=variant, overlap="bubble")
     bubble = _build(query, candidates, config)
     before: set[str] = set()
     for chosen in bubble.selected:
@@ -247,9 +257,9 @@ def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
 def test_each_selected_chunk_overlaps_every_chunk_before_it_less_than_delta(
     candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
 ) -> None:
-    """The default (``overlap_with = "chunk"``): no selected chunk shares δ or more of its words, the
+    """``overlap = "chunk"`` (bm25's default): no selected chunk shares δ or more of its words, the
     query's own words left out, with any chunk selected before it."""
-    config = config.with_overrides(variant=variant, overlap_with="chunk", overlap_words="beyond_query")
+    config = config.with_overrides(variant=variant, overlap="chunk")
     bubble = _build(query, candidates, config)
     asked = set(word_set(query, config.bubble.stop_words))
     before: list[set[str]] = []

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from esbubble.config import BubbleConfig
 from esbubble.errors import InputError
 from esbubble.relevance import TermStats, query_facets
+from esbubble.score import prior_weight
 from esbubble.text import check_query_text
 
 # The score of a prioritised-section chunk that matches no query term, before its prior weight.
@@ -56,11 +57,6 @@ class RetrievalFilters(BaseModel):
     doc_ids: tuple[str, ...] = ()
     buckets: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
-
-
-def prior_weight(prior: float) -> float:
-    """The multiplicative weight standing in for a signed prior: > 1 boosts, < 1 penalises, never ≤ 0."""
-    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
 
 
 def _filter_clauses(filters: RetrievalFilters | None) -> list[dict[str, Any]]:

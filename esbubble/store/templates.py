@@ -103,16 +103,19 @@ def _index_template(store: Store, short: str) -> InitStep:
 
 
 def _add_missing_chunk_fields(store: Store, index: str) -> bool:
-    """Add the chunk fields a newer esbubble maps (e.g. ``terms``) to an existing chunk index.
+    """Add the chunk fields a newer esbubble maps (e.g. ``terms``) to an existing chunk index."""
+    return _add_missing_fields(store, index, "component-chunks-mappings")
 
-    The mapping is strict, so without this an index created by an older
-    version would refuse every chunk the current ingest writes. Only missing
-    fields are added (an additive mapping change both engines accept); True
-    when something was added.
+
+def _add_missing_fields(store: Store, index: str, component: str) -> bool:
+    """Add the fields a newer esbubble maps to existing indices (or an alias's indices) of one kind.
+
+    The mappings are strict, so without this an index created by an older
+    version would refuse every document the current version writes. Only
+    missing fields are added (an additive mapping change both engines accept);
+    True when something was added.
     """
-    wanted = load_template("component-chunks-mappings", store.names.prefix)["template"]["mappings"][
-        "properties"
-    ]
+    wanted = load_template(component, store.names.prefix)["template"]["mappings"]["properties"]
     found = store.client.indices.get_mapping(index=index).body
     present: set[str] = set()
     for entry in found.values():
@@ -172,12 +175,28 @@ def ensure_chunk_index(store: Store) -> InitStep:
     return InitStep(kind="index", name=name, status="created")
 
 
+def _audit_components(store: Store) -> list[tuple[str, str]]:
+    return [
+        (store.names.traces, "component-traces-mappings"),
+        (store.names.runs, "component-runs-mappings"),
+    ]
+
+
+def _audit_fields(store: Store, alias: str, component: str) -> InitStep:
+    """Existing monthly audit indices gain the fields this version writes (new months get them anyway)."""
+    if not store.client.indices.exists_alias(name=alias):
+        return InitStep(kind="index", name=alias, status="unchanged")
+    changed = _add_missing_fields(store, alias, component)
+    return InitStep(kind="index", name=alias, status="updated" if changed else "unchanged")
+
+
 def init_indices(store: Store) -> InitResult:
     """Install templates and the chunk index; running it twice changes nothing."""
     try:
         steps = [_component(store, short) for short in COMPONENTS]
         steps += [_index_template(store, short) for short in INDEX_TEMPLATES]
         steps.append(_chunk_index(store))
+        steps += [_audit_fields(store, alias, component) for alias, component in _audit_components(store)]
     except ApiError as error:
         raise EngineError(
             f"{store.display_url} refused to install the esbubble templates: {error.message}",
