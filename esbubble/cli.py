@@ -23,7 +23,7 @@ from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import EsbubbleError, InputError, NotFoundError
 from esbubble.settings import Settings, load_settings
 from esbubble.store.connection import Store, open_store
-from esbubble.store.names import validate_index_name
+from esbubble.store.names import IndexNames
 
 
 class EsbubbleGroup(click.Group):
@@ -78,10 +78,9 @@ def store_of(ctx: click.Context, *, index: str | None = None) -> Iterator[Store]
     ``index`` (``--index``) reads and writes chunks in that index or alias instead of the prefix's.
     """
     settings = settings_of(ctx)
-    if index is not None:
-        validate_index_name(index)  # before an engine is started for nothing
+    names = IndexNames.for_prefix(settings.prefix).with_chunk_index(index)  # before an engine starts
     with open_store(settings) as store:
-        yield replace(store, names=store.names.with_chunk_index(index))
+        yield replace(store, names=names)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")

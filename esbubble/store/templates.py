@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from elasticsearch import ApiError, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.errors import EngineError
+from esbubble.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
     from esbubble.store.connection import Store
@@ -99,13 +99,17 @@ def _index_template(store: Store, short: str) -> InitStep:
     return InitStep(kind="index_template", name=name, status="created" if current is None else "updated")
 
 
+# Fields only audit records have: an index mapping them is an audit index, whatever its prefix.
+_AUDIT_FIELDS = frozenset({"run_id", "trace_id"})
+
+
 def _add_missing_chunk_fields(store: Store, index: str) -> bool:
     """Add the chunk fields a newer esbubble maps (e.g. ``terms``) to an existing chunk index.
 
     The mapping is strict, so without this an index created by an older
     version would refuse every chunk the current ingest writes. Only missing
     fields are added (an additive mapping change both engines accept); True
-    when something was added.
+    when something was added. An audit index (any prefix's) is refused.
     """
     wanted = load_template("component-chunks-mappings", store.names.prefix)["template"]["mappings"][
         "properties"
@@ -114,6 +118,11 @@ def _add_missing_chunk_fields(store: Store, index: str) -> bool:
     present: set[str] = set()
     for entry in found.values():
         present |= set(entry.get("mappings", {}).get("properties", {}))
+    if _AUDIT_FIELDS & present:
+        raise ConfigError(
+            f"{index} holds esbubble audit records (traces or runs), not chunks; nothing was written",
+            hint="name a chunk index with --index, or drop it to use <prefix>-chunks",
+        )
     missing = {field: spec for field, spec in wanted.items() if field not in present}
     if missing:
         store.client.indices.put_mapping(index=index, properties=missing)
