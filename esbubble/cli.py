@@ -229,7 +229,8 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+# readable=False: an unreadable file is that file's failure (exit 1), reported with the others
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @profile_option
 @click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
 @index_option

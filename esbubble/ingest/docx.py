@@ -22,6 +22,7 @@ from docx.text.paragraph import Paragraph
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, Draft, finish, prose_drafts, row_drafts
 from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
 
@@ -31,6 +32,7 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 
 
 def _open(path: Path) -> Any:
+    check_package(path, "document")
     try:
         return docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:

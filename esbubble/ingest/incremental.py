@@ -209,9 +209,31 @@ class _Target:
     doc_id: str
 
 
-def _walk(directory: Path) -> Iterable[Path]:
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+def _walk(directory: Path, failures: list[IngestFailure]) -> Iterable[Path]:
+    """Files under ``directory`` in sorted order; unreadable and symlinked folders become failures.
+
+    Symlinked folders are not followed (a link can loop back to its parent), but they are
+    reported, like a folder that cannot be listed, so nothing is left out silently.
+    """
+
+    def unreadable(error: OSError) -> None:
+        failures.append(
+            IngestFailure(file=str(error.filename), reason=f"cannot read folder: {error.strerror or error}")
+        )
+
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        kept = []
+        for name in sorted(d for d in dirs if not d.startswith(".")):
+            if (Path(root) / name).is_symlink():
+                failures.append(
+                    IngestFailure(
+                        file=str(Path(root) / name),
+                        reason="symlinked folder, not followed (links can loop); ingest its target directly",
+                    )
+                )
+            else:
+                kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             yield Path(root) / name
 
@@ -222,7 +244,8 @@ def collect(
     """Files to ingest with their doc ids, plus failures (missing, duplicate ids) and skipped files.
 
     Directories are walked in sorted order; dot-files, Office lock files
-    (``~$…``) and unsupported types met there are skipped (and listed).
+    (``~$…``) and unsupported types met there are skipped (and listed);
+    folders that cannot be read and symlinked folders are failures.
     A file named explicitly is always attempted, so a bad one is a failure.
     """
     targets: list[_Target] = []
@@ -233,7 +256,7 @@ def collect(
         if given.is_dir():
             root = options.root or given
             files = []
-            for file in _walk(given):
+            for file in _walk(given, failures):
                 if file.name.startswith((".", "~$")) or not is_supported(file):
                     skipped.append(str(file))
                 else:
@@ -242,8 +265,14 @@ def collect(
             root = options.root or given.parent
             files = [given]
         for file in files:
-            doc_id = doc_id_for(file, root)
-            if doc_id in owners and owners[doc_id].resolve() != file.resolve():
+            try:
+                doc_id = doc_id_for(file, root)
+                resolved = file.resolve()
+            except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop, before Python 3.13
+                why = error.strerror if isinstance(error, OSError) and error.strerror else "symlink loop"
+                failures.append(IngestFailure(file=str(file), reason=f"cannot resolve the path: {why}"))
+                continue
+            if doc_id in owners and owners[doc_id].resolve() != resolved:
                 failures.append(
                     IngestFailure(
                         file=str(file),

@@ -24,6 +24,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, Draft, finish, row_drafts
 from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.package import check_package
 from esbubble.ingest.values import render_value
 from esbubble.models import Chunk
 
@@ -181,6 +182,7 @@ def _sheet_drafts(name: str, grid: _Grid, options: IngestOptions) -> list[Draft]
 
 def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
+    check_package(path, "workbook")
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
     drafts: list[Draft] = []
