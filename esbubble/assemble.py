@@ -297,11 +297,36 @@ def _render(
     return messages, f"{system}\n\n{user}", refs, numbers
 
 
+def _sent_tokens(messages: Sequence[ChatMessage], text: str, config: BubbleConfig) -> int:
+    """What the prompt costs: the messages with their framing, or the plain text, whichever is more."""
+    params, encoding = config.assemble, config.bubble.encoding
+    sent = sum(_count(m.content, encoding) for m in messages) + 2 * params.message_overhead
+    return max(sent + params.reply_overhead, _count(text, encoding))
+
+
+def check_room(query: str, config: BubbleConfig) -> TokenBreakdown:
+    """``context_budget``, plus the prompt without any source must fit ``T_max − T_reserved``.
+
+    Callers that record a run (``delivery.run_delivery``) call it first, so a
+    prompt that can never fit fails before anything is retrieved or written.
+    """
+    parts = context_budget(query, config)
+    limit = config.assemble.max_tokens - config.assemble.reserved_tokens
+    messages, text, _, _ = _render(query, [], config)
+    total = _sent_tokens(messages, text, config)
+    if total > limit:
+        raise ConfigError(
+            f"the prompt without any source needs {total} tokens, above T_max − T_reserved = {limit}",
+            hint="raise assemble.max_tokens or lower assemble.reserved_tokens",
+        )
+    return parts
+
+
 def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> AssembledPrompt:
     """Build the prompt for ``query`` from ``passages`` under ``config.assemble``; pure."""
     params = config.assemble
     encoding = config.bubble.encoding
-    parts = context_budget(query, config)
+    parts = check_room(query, config)
     limit = params.max_tokens - params.reserved_tokens
     ranked = [
         guard_passage(p) for p in sorted(passages, key=lambda p: (p.rank, p.doc_id, p.chunks[0].position))
@@ -318,17 +343,10 @@ def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> A
     # Then count exactly what is sent; drop from the bottom until it fits (BPE is not additive).
     while True:
         messages, text, refs, numbers = _render(query, kept, config)
-        sent = sum(_count(m.content, encoding) for m in messages)
-        sent += 2 * params.message_overhead + params.reply_overhead
-        total = max(sent, _count(text, encoding))
+        total = _sent_tokens(messages, text, config)
         if total <= limit or not kept:
             break
         kept.pop()
-    if total > limit:
-        raise ConfigError(
-            f"the prompt without any source needs {total} tokens, above T_max − T_reserved = {limit}",
-            hint="raise assemble.max_tokens or lower assemble.reserved_tokens",
-        )
     kept_ids = {id(g.passage) for g in kept}
     dropped = [
         DroppedPassage(
