@@ -4,19 +4,29 @@ Per document: new chunks are compared with the stored ``content_hash`` of
 each chunk id. Added and changed chunks are indexed, vanished ones deleted,
 unchanged ones not touched (their ``ingested_at`` stays).
 
-What "atomic" means here. Elasticsearch has no multi-document transactions,
-so the replacement is made safe by undo, not by isolation:
+What "atomic" means here. Elasticsearch has no multi-document transactions;
+a document's replacement is made all-or-nothing by sending it as one request:
 
 * a file that cannot be read writes nothing (readers run before any write);
+* the new and changed chunks and the deletions of vanished ones go in ONE
+  ``_bulk`` request (``store.chunks.replace_chunks``). If the command is
+  killed (SIGTERM, SIGKILL, Ctrl-C) before the request has fully arrived, the
+  engine applies none of it; once it has arrived, the engine applies all of it.
+  After any interruption a document is therefore its old version or its new
+  one, never half of each. osmem applies a request under one lock, so even a
+  concurrent search sees one version or the other. On Elasticsearch the items
+  of a request are applied shard by shard, so a search *during* the request
+  can see a mix, and a node crash mid-request or an item retried after a 429
+  (a second request) can leave one; re-ingesting the file repairs it;
 * before writing, the stored versions of every chunk that will be
-  overwritten or deleted are fetched; if indexing or deleting then fails,
-  the old versions are indexed again and the newly added chunks deleted, so
-  when ``ingest_paths`` returns the index holds the previous version of that
-  document, and the failure says so;
-* while the writes (and any undo) run, a concurrent search can see a mix of
-  old and new chunks of that one document, for about one bulk request;
+  overwritten or deleted are fetched; if some items of the request are
+  refused, the old versions are indexed again and the newly added chunks
+  deleted, so when ``ingest_paths`` returns the index holds the previous
+  version of that document, and the failure says so;
 * if the undo itself fails (the cluster went away), the failure says the
-  document may be mixed and must be ingested again, which repairs it.
+  document may be mixed and must be ingested again, which repairs it;
+* a document whose request would exceed ``MAX_ATOMIC_BYTES`` (90 MiB, below
+  Elasticsearch's default 100 MB request limit) is refused, not split.
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from esbubble.ingest.ids import doc_id_for
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
 from esbubble.models import Chunk
-from esbubble.store.chunks import delete_chunks, doc_chunk_hashes, get_chunks, index_chunks
+from esbubble.store.chunks import delete_chunks, doc_chunk_hashes, get_chunks, index_chunks, replace_chunks
 from esbubble.store.connection import Store
 
 
@@ -105,14 +115,22 @@ ProgressCallback = Callable[[IngestProgress], None]
 
 
 class ChunkWriter(Protocol):
-    """The two writes a re-ingest makes; the store's bulk functions by default."""
+    """The writes a re-ingest makes; the store's bulk functions by default.
 
+    ``replace`` is the one request that swaps a document's version; ``index`` and
+    ``delete`` put the previous version back when some of its items were refused.
+    """
+
+    def replace(self, store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> None: ...
     def index(self, store: Store, chunks: Sequence[Chunk]) -> None: ...
     def delete(self, store: Store, ids: Sequence[str]) -> None: ...
 
 
 class StoreWriter:
     """Writes through ``esbubble.store.chunks`` (bulk, then refresh)."""
+
+    def replace(self, store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> None:
+        replace_chunks(store, chunks, delete_ids)
 
     def index(self, store: Store, chunks: Sequence[Chunk]) -> None:
         index_chunks(store, chunks)
@@ -175,10 +193,8 @@ def replace_document(
     backup = get_chunks(store, [c.chunk_id for c in plan.changed] + plan.vanished)
     added_ids = [c.chunk_id for c in plan.added]
     try:
-        if writes:
-            active.index(store, writes)
-        if plan.vanished:
-            active.delete(store, plan.vanished)
+        if writes or plan.vanished:
+            active.replace(store, writes, plan.vanished)
     except EngineError as error:
         undo_failed = _undo(store, active, backup, added_ids)
         if undo_failed is not None:
