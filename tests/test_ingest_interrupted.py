@@ -141,3 +141,17 @@ def test_the_engine_applies_nothing_of_a_bulk_request_cut_off_mid_body(store: St
         sock.sendall(head + body[: len(body) * 3 // 4])  # three quarters of the items, then the client dies
     store.client.indices.refresh(index=index)
     assert store.client.count(index=index, query={"term": {"doc_id": "cut.md"}}).body["count"] == 0
+
+
+def test_a_document_too_large_for_one_request_is_refused_not_split(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from esbubble.store import chunks
+
+    folder = tmp_path / "job"
+    write_version(folder, "alpha")
+    monkeypatch.setattr(chunks, "MAX_ATOMIC_BYTES", 100_000)  # each document here needs about 500 KB
+    summary = ingest_paths(store, [folder], IngestOptions())
+    assert [Path(f.file).name for f in summary.failures] == [f"doc{d}.csv" for d in range(DOCS)]
+    assert all("cannot be replaced all at once" in f.reason for f in summary.failures)
+    assert [state(store, f"doc{d}.csv") for d in range(DOCS)] == [ABSENT] * DOCS
