@@ -8,7 +8,9 @@ first, second best last: the lost-in-the-middle mitigation) or ``document``
 order, each as ``<source id="N">`` with its ``[Source N]`` anchor and
 provenance. Passage text is data: instruction-like text, role markers,
 special tokens and delimiter look-alikes are flagged and neutralised so they
-cannot close the delimiter. The final prompt is re-counted, so its total is
+cannot close the delimiter. The provenance line is data too: document ids,
+sheet names and section headings come from the files and get the same guard
+(and are kept on one line). The final prompt is re-counted, so its total is
 never above ``T_max − T_reserved``.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +44,7 @@ CONTEXT_CLOSE = "</context>\n\n"
 QUERY_PREFIX = "Question: "
 
 FlagKind = Literal["instruction", "role_marker", "special_token", "delimiter", "citation_lookalike"]
+FlagField = Literal["text", "doc", "sheet", "section"]
 Order = Literal["score", "primacy_recency", "document"]
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
@@ -78,6 +82,7 @@ class InjectionFlag(BaseModel):
     source: int
     kind: FlagKind
     match: str
+    field: FlagField = "text"
 
 
 class SourceRef(BaseModel):
@@ -170,12 +175,34 @@ def _span(values: Sequence[int | None]) -> tuple[int, int] | None:
     return (min(present), max(present)) if present else None
 
 
-def _provenance(passage: Passage) -> str:
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class GuardedPassage:
+    """A passage as it is shown: its provenance line and text, both neutralised, and what was flagged."""
+
+    passage: Passage
+    provenance: str
+    text: str
+    flags: tuple[tuple[FlagField, FlagKind, str], ...]
+
+
+def _guard_field(field: FlagField, value: str, found: list[tuple[FlagField, FlagKind, str]]) -> str:
+    """One provenance value on one line, neutralised like passage text; its flags go to ``found``."""
+    safe, flags = guard(_WHITESPACE.sub(" ", value).strip())
+    found.extend((field, kind, match) for kind, match in flags)
+    return safe
+
+
+def guard_passage(passage: Passage) -> GuardedPassage:
+    """Neutralise everything of ``passage`` that enters the prompt: doc id, sheet, sections and text."""
     first = passage.chunks[0]
-    parts = [f"doc: {passage.doc_id}"]
+    found: list[tuple[FlagField, FlagKind, str]] = []
+    parts = [f"doc: {_guard_field('doc', passage.doc_id, found)}"]
     if first.sheet_name is not None:
-        parts.append(f"sheet: {first.sheet_name}")
-    sections = [s for s in passage.sections if s != first.sheet_name]
+        parts.append(f"sheet: {_guard_field('sheet', first.sheet_name, found)}")
+    sections = [_guard_field("section", s, found) for s in passage.sections if s != first.sheet_name]
     if sections:
         parts.append(("section: " if len(sections) == 1 else "sections: ") + ", ".join(sections))
     rows = _span([c.row_number for c in passage.chunks])
@@ -187,7 +214,9 @@ def _provenance(passage: Passage) -> str:
     lines = _lines(passage)
     if lines is not None:
         parts.append(f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}–{lines[1]}")
-    return " · ".join(parts)
+    text, text_flags = guard(passage.text)
+    found.extend(("text", kind, match) for kind, match in text_flags)
+    return GuardedPassage(passage=passage, provenance=" · ".join(parts), text=text, flags=tuple(found))
 
 
 def _lines(passage: Passage) -> tuple[int, int] | None:
@@ -197,9 +226,9 @@ def _lines(passage: Passage) -> tuple[int, int] | None:
     return (min(starts), max(ends)) if starts and ends else None
 
 
-def render_source(number: int, passage: Passage, safe_text: str) -> str:
+def render_source(number: int, guarded: GuardedPassage) -> str:
     """One source block: delimiter, anchor and provenance, the neutralised text, closing delimiter."""
-    return f'<source id="{number}">\n{anchor(number)} {_provenance(passage)}\n{safe_text}\n</source>\n'
+    return f'<source id="{number}">\n{anchor(number)} {guarded.provenance}\n{guarded.text}\n</source>\n'
 
 
 def order_passages(passages: Sequence[Passage], order: Order) -> list[Passage]:
@@ -246,17 +275,18 @@ def context_budget(query: str, config: BubbleConfig) -> TokenBreakdown:
 
 
 def _render(
-    query: str, ranked: Sequence[Passage], safe: dict[int, str], config: BubbleConfig
+    query: str, kept: Sequence[GuardedPassage], config: BubbleConfig
 ) -> tuple[list[ChatMessage], str, list[SourceRef], dict[int, int]]:
     """Messages, plain text and source refs for the kept passages (best-ranked first)."""
     encoding = config.bubble.encoding
-    shown = order_passages(ranked, config.assemble.order)
+    guarded = {id(g.passage): g for g in kept}
+    shown = order_passages([g.passage for g in kept], config.assemble.order)
     blocks = []
     refs = []
     numbers: dict[int, int] = {}
     for number, passage in enumerate(shown, start=1):
         numbers[id(passage)] = number
-        block = render_source(number, passage, safe[id(passage)])
+        block = render_source(number, guarded[id(passage)])
         blocks.append(block)
         refs.append(
             SourceRef(
@@ -279,55 +309,71 @@ def _render(
     return messages, f"{system}\n\n{user}", refs, numbers
 
 
-def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> AssembledPrompt:
-    """Build the prompt for ``query`` from ``passages`` under ``config.assemble``; pure."""
-    params = config.assemble
-    encoding = config.bubble.encoding
+def _sent_tokens(messages: Sequence[ChatMessage], text: str, config: BubbleConfig) -> int:
+    """What the prompt costs: the messages with their framing, or the plain text, whichever is more."""
+    params, encoding = config.assemble, config.bubble.encoding
+    sent = sum(_count(m.content, encoding) for m in messages) + 2 * params.message_overhead
+    return max(sent + params.reply_overhead, _count(text, encoding))
+
+
+def check_room(query: str, config: BubbleConfig) -> TokenBreakdown:
+    """``context_budget``, plus the prompt without any source must fit ``T_max − T_reserved``.
+
+    Callers that record a run (``delivery.run_delivery``) call it first, so a
+    prompt that can never fit fails before anything is retrieved or written.
+    """
     parts = context_budget(query, config)
-    limit = params.max_tokens - params.reserved_tokens
-    ranked = sorted(passages, key=lambda p: (p.rank, p.doc_id, p.chunks[0].position))
-    safe: dict[int, str] = {}
-    found: dict[int, list[tuple[FlagKind, str]]] = {}
-    for passage in ranked:
-        safe[id(passage)], found[id(passage)] = guard(passage.text)
-    # Keep the longest best-ranked prefix whose blocks fit T_context (an estimate with final-size numbers).
-    kept: list[Passage] = []
-    spent = 0
-    for passage in ranked:
-        cost = _count(render_source(len(ranked), passage, safe[id(passage)]), encoding)
-        if spent + cost > parts.context_budget:
-            break
-        kept.append(passage)
-        spent += cost
-    # Then count exactly what is sent; drop from the bottom until it fits (BPE is not additive).
-    while True:
-        messages, text, refs, numbers = _render(query, kept, safe, config)
-        sent = sum(_count(m.content, encoding) for m in messages)
-        sent += 2 * params.message_overhead + params.reply_overhead
-        total = max(sent, _count(text, encoding))
-        if total <= limit or not kept:
-            break
-        kept.pop()
+    limit = config.assemble.max_tokens - config.assemble.reserved_tokens
+    messages, text, _, _ = _render(query, [], config)
+    total = _sent_tokens(messages, text, config)
     if total > limit:
         raise ConfigError(
             f"the prompt without any source needs {total} tokens, above T_max − T_reserved = {limit}",
             hint="raise assemble.max_tokens or lower assemble.reserved_tokens",
         )
-    kept_ids = {id(p) for p in kept}
+    return parts
+
+
+def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> AssembledPrompt:
+    """Build the prompt for ``query`` from ``passages`` under ``config.assemble``; pure."""
+    params = config.assemble
+    encoding = config.bubble.encoding
+    parts = check_room(query, config)
+    limit = params.max_tokens - params.reserved_tokens
+    ranked = [
+        guard_passage(p) for p in sorted(passages, key=lambda p: (p.rank, p.doc_id, p.chunks[0].position))
+    ]
+    # Keep the longest best-ranked prefix whose blocks fit T_context (an estimate with final-size numbers).
+    kept: list[GuardedPassage] = []
+    spent = 0
+    for guarded in ranked:
+        cost = _count(render_source(len(ranked), guarded), encoding)
+        if spent + cost > parts.context_budget:
+            break
+        kept.append(guarded)
+        spent += cost
+    # Then count exactly what is sent; drop from the bottom until it fits (BPE is not additive).
+    while True:
+        messages, text, refs, numbers = _render(query, kept, config)
+        total = _sent_tokens(messages, text, config)
+        if total <= limit or not kept:
+            break
+        kept.pop()
+    kept_ids = {id(g.passage) for g in kept}
     dropped = [
         DroppedPassage(
-            chunk_ids=p.chunk_ids,
-            rank=p.rank,
-            tokens=_count(render_source(len(ranked), p, safe[id(p)]), encoding),
+            chunk_ids=g.passage.chunk_ids,
+            rank=g.passage.rank,
+            tokens=_count(render_source(len(ranked), g), encoding),
             reason="context_budget_exceeded",
         )
-        for p in ranked
-        if id(p) not in kept_ids
+        for g in ranked
+        if id(g.passage) not in kept_ids
     ]
     flags = [
-        InjectionFlag(source=numbers[id(p)], kind=kind, match=match)
-        for p in sorted(kept, key=lambda p: numbers[id(p)])
-        for kind, match in found[id(p)]
+        InjectionFlag(source=numbers[id(g.passage)], kind=kind, match=match, field=field)
+        for g in sorted(kept, key=lambda g: numbers[id(g.passage)])
+        for field, kind, match in g.flags
     ]
     tokens = parts.model_copy(update={"context": sum(r.tokens for r in refs), "total": total})
     return AssembledPrompt(

@@ -88,18 +88,17 @@ def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool =
     first ``ingest`` or ``bubble`` on a new cluster or home needs no ``init`` before it.
     """
     from esbubble.store.connection import open_store
-    from esbubble.store.names import validate_index_name
+    from esbubble.store.names import IndexNames
     from esbubble.store.templates import ensure_initialised
 
     settings = settings_of(ctx)
-    if index is not None:
-        validate_index_name(index)  # before an engine is started for nothing
+    names = IndexNames.for_prefix(settings.prefix).with_chunk_index(index)  # before an engine starts
     with open_store(settings) as store:
         if initialise and ensure_initialised(store) is not None:
             click.echo(
                 f"esbubble: initialised the esbubble indices on {store.display_url} (first use)", err=True
             )
-        yield replace(store, names=store.names.with_chunk_index(index))
+        yield replace(store, names=names)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
@@ -271,7 +270,8 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+# readable=False: an unreadable file is that file's failure (exit 1), reported with the others
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @profile_option
 @click.option("--doc-id", help="Document id for a single file (default: its path relative to the folder).")
 @click.option(

@@ -28,7 +28,10 @@ Encoding = Literal["o200k_base", "cl100k_base"]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Strict numbers: ``token_budget = "800"`` or ``= 800.0`` is an error, not coerced, and no
+    float anywhere (δ, θ, min_score, priors, shares, weights) may be ``nan`` or ``inf``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class BubbleParams(_Section):
@@ -43,7 +46,7 @@ class BubbleParams(_Section):
     slack_policy: Literal["strict", "global_pool"] = "global_pool"
     encoding: Encoding = "o200k_base"
     variant: Literal["engine_topk", "flat_topk", "structure", "diversity", "full"] = "full"
-    stop_words: tuple[str, ...] = DEFAULT_STOP_WORDS
+    stop_words: tuple[str, ...] = Field(default=DEFAULT_STOP_WORDS, strict=False)  # a TOML array is a list
     relevance: Literal["bm25", "tf"] = Field(
         default="bm25", description="'bm25': idf-weighted, saturated, analysed terms; 'tf': the paper's eq. 5"
     )
@@ -251,6 +254,8 @@ def _describe(error: ValidationError, source: str) -> str:
     if union and info is not None and info.description:
         # pydantic reports only one member's complaint; the description names every allowed form
         message, allowed = f"allowed: {info.description}", None
+    if first["type"] == "finite_number" and not allowed:
+        allowed = "allowed: any finite number, no nan or inf"
     detail = f"{message}; {allowed}" if allowed else message
     return f"{source}: invalid value for '{key}': {value!r} ({detail})"
 

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.assemble import AssembledPrompt, assemble
+from esbubble.assemble import AssembledPrompt, assemble, check_room
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError
@@ -169,7 +169,12 @@ def run_delivery(
     redact_query: bool = False,
     writer: TraceWriter | None = None,
 ) -> DeliveryRun:
-    """One recorded run with delivery; the final trace replaces the bubble's (same derived ids)."""
+    """One recorded run with delivery; the final trace replaces the bubble's (same derived ids).
+
+    A prompt with no room for context is refused first, before a run or its trace is recorded.
+    """
+    if config.assemble.enabled:
+        check_room(query, config)
     audit = writer if writer is not None else TraceWriter.for_store(store)
     run = run_bubble(
         store,

@@ -3,8 +3,9 @@
 It forwards every request unchanged to the engine, and can be told to answer
 the first N requests with an error status (429 / 503), to drop every
 connection (``down``: the cluster went away), to stall requests (timeouts) or to serve TLS with a given
-certificate. Nothing is mocked: the client talks real HTTP to it and it
-talks real HTTP to the engine.
+certificate, or to hold a ``_bulk`` request until the test decides whether the
+engine gets it (``hold_bulk``: the client is killed meanwhile). Nothing is
+mocked: the client talks real HTTP to it and it talks real HTTP to the engine.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ class ProxyState:
         self.down = False  # True: drop every connection without an answer, like a lost cluster
         self.stall_next = 0  # the next N requests wait ``stall_s`` before being forwarded (timeouts)
         self.stall_s = 0.0
+        # hold_bulk = N: the (N+1)th _bulk request waits, with ``held`` set, until ``release`` is
+        # set; then it is forwarded if ``forward_held`` else dropped unanswered. ``settled`` follows.
+        self.hold_bulk: int | None = None
+        self.forward_held = False
+        self.bulks = 0
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.settled = threading.Event()
         self.lock = threading.Lock()
 
     def arrive(self, line: str, headers: dict[str, str]) -> bool:
@@ -47,6 +56,14 @@ class ProxyState:
                 self.stall_next -= 1
                 return True
             return False
+
+    def hold(self, line: str) -> bool:
+        """True if this request is the ``_bulk`` to hold."""
+        if "/_bulk" not in line:
+            return False
+        with self.lock:
+            self.bulks += 1
+            return self.hold_bulk is not None and self.bulks == self.hold_bulk + 1
 
     def should_fail(self, line: str) -> bool:
         with self.lock:
@@ -74,6 +91,18 @@ def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
             line = f"{self.command} {self.path}"
             if state.arrive(line, seen):
                 time.sleep(state.stall_s)
+            if state.hold(line):
+                state.held.set()
+                state.release.wait()
+                if not state.forward_held:
+                    self.close_connection = True
+                    state.settled.set()
+                    return
+                try:
+                    self._upstream(body, headers)
+                finally:
+                    state.settled.set()
+                return
             if state.should_fail(line):
                 payload = b'{"error":{"type":"es_rejected_execution_exception","reason":"busy"},"status":429}'
                 self.send_response(state.fail_status)
@@ -82,7 +111,10 @@ def _handler(state: ProxyState) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            upstream = http.client.HTTPConnection(state.host, state.port, timeout=30)
+            self._upstream(body, headers)
+
+        def _upstream(self, body: bytes | None, headers: dict[str, str]) -> None:
+            upstream = http.client.HTTPConnection(state.host, state.port, timeout=120)
             try:
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 response = upstream.getresponse()

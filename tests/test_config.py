@@ -102,3 +102,87 @@ def test_config_errors_exit_with_the_user_error_code() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config({"bubble": {"overlap_threshold": 2}})
     assert caught.value.exit_code == 1
+
+
+def _float_keys() -> list[tuple[str, str, bool]]:
+    """Every float in the profile schema as (table, key, is_map), found from the models themselves."""
+    found = []
+    for table, section in BubbleConfig.model_fields.items():
+        model = section.annotation
+        assert isinstance(model, type)
+        for key, info in model.model_fields.items():  # type: ignore[attr-defined]
+            shown = str(info.annotation)
+            if "float" in shown:
+                found.append((table, key, shown.startswith("dict")))
+    return found
+
+
+FLOAT_KEYS = _float_keys()
+
+
+def test_the_schema_walk_finds_the_known_floats() -> None:
+    keys = {f"{table}.{key}" for table, key, _ in FLOAT_KEYS}
+    assert {"bubble.length_norm", "bubble.min_score", "bubble.overlap_threshold", "priors.sections"} <= keys
+    assert {"priors.keywords", "buckets.shares", "repair.epsilon", "repair.gap_weight"} <= keys
+
+
+@pytest.mark.parametrize("literal", ["nan", "inf", "-inf", "+nan"])
+@pytest.mark.parametrize(("table", "key", "is_map"), FLOAT_KEYS, ids=[f"{t}.{k}" for t, k, _ in FLOAT_KEYS])
+def test_nan_and_inf_are_refused_for_every_float(
+    tmp_path: Path, table: str, key: str, is_map: bool, literal: str
+) -> None:
+    text = f"[{table}.{key}]\nx = {literal}\n" if is_map else f"[{table}]\n{key} = {literal}\n"
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    line = caught.value.one_line()
+    where = f"'{table}.{key}.x'" if is_map else f"'{table}.{key}'"
+    assert line.startswith(f"{path}: invalid value for {where}: "), line
+    assert literal.lstrip("+") in line and "\n" not in line
+    assert "allowed" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        (
+            '[bubble]\ntoken_budget = "800"',
+            ["'bubble.token_budget': '800'", "valid integer", "0 < value ≤ 2000000"],
+        ),
+        ("[bubble]\ntoken_budget = 800.0", ["'bubble.token_budget': 800.0", "valid integer"]),
+        ("[bubble]\nmax_chunks = true", ["'bubble.max_chunks': True", "1 ≤ value ≤ 10000"]),
+        ('[bubble]\noverlap_threshold = "0.5"', ["'bubble.overlap_threshold': '0.5'", "0.0 < value ≤ 1.0"]),
+        ('[bubble]\nlength_norm = "0.5"', ["'bubble.length_norm': '0.5'", "'median' or > 0"]),
+        ('[priors.sections]\nScope = "2"', ["'priors.sections.Scope': '2'", "valid number"]),
+        ('[expand.radius]\npdf = "2"', ["'expand.radius.pdf': '2'", "valid integer"]),
+        ('[assemble]\nmax_tokens = "8192"', ["'assemble.max_tokens': '8192'", "valid integer"]),
+    ],
+)
+def test_numbers_are_strict_never_coerced_from_strings(
+    tmp_path: Path, text: str, fragments: list[str]
+) -> None:
+    path = _write(tmp_path, text + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    for fragment in fragments:
+        assert fragment in caught.value.one_line()
+
+
+def test_integers_are_still_accepted_where_a_float_is_expected(tmp_path: Path) -> None:
+    config = load_profile(
+        _write(tmp_path, "[bubble]\nlength_norm = 2\nmin_score = 1\n[priors.sections]\nA = 3\n")
+    )
+    assert (config.bubble.length_norm, config.bubble.min_score, config.priors.sections) == (2, 1, {"A": 3})
+
+
+def test_cli_delta_nan_is_a_one_line_user_error() -> None:
+    from click.testing import CliRunner
+
+    from esbubble.cli import cli
+
+    result = CliRunner().invoke(cli, ["bubble", "steel", "--delta", "nan"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "esbubble: error: overrides: invalid value for 'bubble.overlap_threshold': nan "
+        "(Input should be a finite number; allowed range: 0.0 < value ≤ 1.0)"
+    ]

@@ -115,18 +115,11 @@ def test_bad_files_fail_one_line_each_and_good_ones_are_ingested(store: Store, t
 
 
 class _FailHalfway(StoreWriter):
-    """Indexes the first half of its first write for real, then fails like a rejected bulk item."""
+    """Writes the first half of the replacement for real, then fails like a rejected bulk item."""
 
-    def __init__(self) -> None:
-        self.failed = False
-
-    def index(self, store: Store, chunks: Sequence[Chunk]) -> None:
-        if self.failed:  # the undo's writes go through
-            super().index(store, chunks)
-            return
-        self.failed = True
+    def replace(self, store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> None:
         half = len(chunks) // 2
-        super().index(store, chunks[:half])
+        super().replace(store, chunks[:half], delete_ids)
         raise BulkError(
             "1 of 2 chunks failed to index", [{"_id": chunks[half].chunk_id, "error": "injected"}]
         )

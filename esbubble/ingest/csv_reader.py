@@ -73,4 +73,7 @@ def read_csv(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
                 context=context,
             )
         )
+    if not drafts:
+        found = f"only a header row ({', '.join(headers)[:80]})" if headers else "no non-empty record"
+        raise IngestError(f"CSV has no rows: {found}", hint="add data rows below the header")
     return finish(doc_id, "csv", drafts, options)

@@ -24,6 +24,7 @@ from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline
+from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
 
@@ -33,6 +34,7 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 
 
 def _open(path: Path) -> Any:
+    check_package(path, "document")
     try:
         return docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:

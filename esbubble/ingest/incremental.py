@@ -4,19 +4,29 @@ Per document: new chunks are compared with the stored ``content_hash`` of
 each chunk id. Added and changed chunks are indexed, vanished ones deleted,
 unchanged ones not touched (their ``ingested_at`` stays).
 
-What "atomic" means here. Elasticsearch has no multi-document transactions,
-so the replacement is made safe by undo, not by isolation:
+What "atomic" means here. Elasticsearch has no multi-document transactions;
+a document's replacement is made all-or-nothing by sending it as one request:
 
 * a file that cannot be read writes nothing (readers run before any write);
+* the new and changed chunks and the deletions of vanished ones go in ONE
+  ``_bulk`` request (``store.chunks.replace_chunks``). If the command is
+  killed (SIGTERM, SIGKILL, Ctrl-C) before the request has fully arrived, the
+  engine applies none of it; once it has arrived, the engine applies all of it.
+  After any interruption a document is therefore its old version or its new
+  one, never half of each. osmem applies a request under one lock, so even a
+  concurrent search sees one version or the other. On Elasticsearch the items
+  of a request are applied shard by shard, so a search *during* the request
+  can see a mix, and a node crash mid-request or an item retried after a 429
+  (a second request) can leave one; re-ingesting the file repairs it;
 * before writing, the stored versions of every chunk that will be
-  overwritten or deleted are fetched; if indexing or deleting then fails,
-  the old versions are indexed again and the newly added chunks deleted, so
-  when ``ingest_paths`` returns the index holds the previous version of that
-  document, and the failure says so;
-* while the writes (and any undo) run, a concurrent search can see a mix of
-  old and new chunks of that one document, for about one bulk request;
+  overwritten or deleted are fetched; if some items of the request are
+  refused, the old versions are indexed again and the newly added chunks
+  deleted, so when ``ingest_paths`` returns the index holds the previous
+  version of that document, and the failure says so;
 * if the undo itself fails (the cluster went away), the failure says the
-  document may be mixed and must be ingested again, which repairs it.
+  document may be mixed and must be ingested again, which repairs it;
+* a document whose request would exceed ``MAX_ATOMIC_BYTES`` (90 MiB, below
+  Elasticsearch's default 100 MB request limit) is refused, not split.
 """
 
 from __future__ import annotations
@@ -35,7 +45,14 @@ from esbubble.ingest.ids import doc_id_for
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
 from esbubble.models import Chunk
-from esbubble.store.chunks import StoredChunk, delete_chunks, get_chunks, index_chunks, stored_chunks
+from esbubble.store.chunks import (
+    StoredChunk,
+    delete_chunks,
+    get_chunks,
+    index_chunks,
+    replace_chunks,
+    stored_chunks,
+)
 from esbubble.store.connection import Store
 
 
@@ -108,14 +125,22 @@ ProgressCallback = Callable[[IngestProgress], None]
 
 
 class ChunkWriter(Protocol):
-    """The two writes a re-ingest makes; the store's bulk functions by default."""
+    """The writes a re-ingest makes; the store's bulk functions by default.
 
+    ``replace`` is the one request that swaps a document's version; ``index`` and
+    ``delete`` put the previous version back when some of its items were refused.
+    """
+
+    def replace(self, store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> None: ...
     def index(self, store: Store, chunks: Sequence[Chunk]) -> None: ...
     def delete(self, store: Store, ids: Sequence[str]) -> None: ...
 
 
 class StoreWriter:
     """Writes through ``esbubble.store.chunks`` (bulk, then refresh)."""
+
+    def replace(self, store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> None:
+        replace_chunks(store, chunks, delete_ids)
 
     def index(self, store: Store, chunks: Sequence[Chunk]) -> None:
         index_chunks(store, chunks)
@@ -220,10 +245,8 @@ def replace_document(
     backup = get_chunks(store, [c.chunk_id for c in plan.changed] + plan.vanished)
     added_ids = [c.chunk_id for c in plan.added]
     try:
-        if writes:
-            active.index(store, writes)
-        if plan.vanished:
-            active.delete(store, plan.vanished)
+        if writes or plan.vanished:
+            active.replace(store, writes, plan.vanished)
     except EngineError as error:
         undo_failed = _undo(store, active, backup, added_ids)
         if undo_failed is not None:
@@ -254,9 +277,31 @@ class _Target:
     doc_id: str
 
 
-def _walk(directory: Path) -> Iterable[Path]:
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+def _walk(directory: Path, failures: list[IngestFailure]) -> Iterable[Path]:
+    """Files under ``directory`` in sorted order; unreadable and symlinked folders become failures.
+
+    Symlinked folders are not followed (a link can loop back to its parent), but they are
+    reported, like a folder that cannot be listed, so nothing is left out silently.
+    """
+
+    def unreadable(error: OSError) -> None:
+        failures.append(
+            IngestFailure(file=str(error.filename), reason=f"cannot read folder: {error.strerror or error}")
+        )
+
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        kept = []
+        for name in sorted(d for d in dirs if not d.startswith(".")):
+            if (Path(root) / name).is_symlink():
+                failures.append(
+                    IngestFailure(
+                        file=str(Path(root) / name),
+                        reason="symlinked folder, not followed (links can loop); ingest its target directly",
+                    )
+                )
+            else:
+                kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             yield Path(root) / name
 
@@ -267,7 +312,8 @@ def collect(
     """Files to ingest with their doc ids, plus failures (missing, duplicate ids) and skipped files.
 
     Directories are walked in sorted order; dot-files, Office lock files
-    (``~$…``) and unsupported types met there are skipped (and listed).
+    (``~$…``) and unsupported types met there are skipped (and listed);
+    folders that cannot be read and symlinked folders are failures.
     A file named explicitly is always attempted, so a bad one is a failure.
     """
     targets: list[_Target] = []
@@ -278,7 +324,7 @@ def collect(
         if given.is_dir():
             root = options.root or given
             files = []
-            for file in _walk(given):
+            for file in _walk(given, failures):
                 if file.name.startswith((".", "~$")) or not is_supported(file):
                     skipped.append(str(file))
                 else:
@@ -287,8 +333,14 @@ def collect(
             root = options.root or given.parent
             files = [given]
         for file in files:
-            doc_id = doc_id_for(file, root)
-            if doc_id in owners and owners[doc_id].resolve() != file.resolve():
+            try:
+                doc_id = doc_id_for(file, root)
+                resolved = file.resolve()
+            except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop, before Python 3.13
+                why = error.strerror if isinstance(error, OSError) and error.strerror else "symlink loop"
+                failures.append(IngestFailure(file=str(file), reason=f"cannot resolve the path: {why}"))
+                continue
+            if doc_id in owners and owners[doc_id].resolve() != resolved:
                 failures.append(
                     IngestFailure(
                         file=str(file),

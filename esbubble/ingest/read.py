@@ -112,8 +112,23 @@ def read_chunks(file: Path, options: IngestOptions, *, doc_id: str) -> FileRead:
     try:
         with captured_reader_warnings() as warned:
             chunks = reader(file, options, doc_id=doc_id)
+    except IngestError:
+        raise
     except PermissionError:
         raise IngestError("cannot read file: permission denied") from None
     except OSError as error:
         raise IngestError(f"cannot read file: {error.strerror or error}") from None
+    except Exception as error:
+        # A corrupt or hostile file makes the third-party parsers (lxml, expat, openpyxl,
+        # python-docx, pypdf) raise almost anything: XMLSyntaxError, ParseError, KeyError,
+        # AttributeError on a part with the wrong schema, RecursionError, MemoryError …
+        # Whatever it is, it is this file's failure: the file is reported, nothing of it
+        # is written, and the other files are still ingested.
+        detail = str(error).splitlines()[0][:200] if str(error) else ""
+        raise IngestError(
+            f"cannot parse the file ({type(error).__name__}{': ' + detail if detail else ''})",
+            hint="check that it opens in its own application, or re-save it",
+        ) from None
+    if not chunks:
+        raise IngestError("nothing to index: the file has no rows or text", hint="check that it is not empty")
     return FileRead(chunks=chunks, warnings=tuple(warned))

@@ -26,6 +26,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
 from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.package import check_package
 from esbubble.ingest.values import render_value
 from esbubble.models import Chunk
 
@@ -185,6 +186,7 @@ def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) ->
 
 def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
+    check_package(path, "workbook")
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
     title = " ".join(str(values.properties.title or "").split()) or path.stem

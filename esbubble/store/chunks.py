@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,11 +12,15 @@ from elasticsearch import ApiError
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from esbubble.errors import BulkError, EngineError, NotFoundError
+from esbubble.errors import BulkError, EngineError, IngestError, NotFoundError
 from esbubble.models import Chunk
 from esbubble.store.connection import Store
 
 BULK_CHUNK_SIZE = 500
+BULK_MAX_BYTES = 100 * 1024 * 1024  # the helpers' default
+# One document's replacement goes in one _bulk request (see ``replace_chunks``); Elasticsearch
+# refuses requests above ``http.max_content_length`` (100 MB by default), so stay below it.
+MAX_ATOMIC_BYTES = 90 * 1024 * 1024
 BULK_MAX_RETRIES = 5  # for 429s, with exponential backoff from INITIAL_BACKOFF_S
 INITIAL_BACKOFF_S = 0.5
 PAGE_SIZE = 1000
@@ -97,14 +102,21 @@ def _engine_error(store: Store, action: str, error: ApiError | TransportError) -
 
 
 def _bulk_items(
-    store: Store, actions: Iterable[dict[str, Any]], *, what: str, raise_on_exception: bool
+    store: Store,
+    actions: Iterable[dict[str, Any]],
+    *,
+    what: str,
+    raise_on_exception: bool,
+    chunk_size: int = BULK_CHUNK_SIZE,
+    max_chunk_bytes: int = BULK_MAX_BYTES,
 ) -> Iterator[tuple[bool, str, dict[str, Any]]]:
     """``(ok, op, result)`` per bulk item, with one retry policy (429 backoff) for every bulk write."""
     try:
         for ok, item in streaming_bulk(
             store.client,
             actions,
-            chunk_size=BULK_CHUNK_SIZE,
+            chunk_size=chunk_size,
+            max_chunk_bytes=max_chunk_bytes,
             max_retries=BULK_MAX_RETRIES,
             initial_backoff=INITIAL_BACKOFF_S,
             raise_on_error=False,
@@ -162,6 +174,87 @@ def index_chunks(store: Store, chunks: Iterable[Chunk]) -> BulkSummary:
     summary = bulk_write(store, actions, what="chunks")
     _refresh(store, alias)
     return summary
+
+
+def replacement_actions(
+    chunks: Sequence[Chunk], delete_ids: Sequence[str], index: str
+) -> list[dict[str, Any]]:
+    """The bulk actions that make ``index`` hold ``chunks`` and no longer ``delete_ids`` (pure)."""
+    writes = [
+        {"_op_type": "index", "_index": index, "_id": chunk.chunk_id, "_source": chunk_source(chunk)}
+        for chunk in chunks
+    ]
+    return writes + [{"_op_type": "delete", "_index": index, "_id": chunk_id} for chunk_id in delete_ids]
+
+
+def _request_bytes(actions: Sequence[dict[str, Any]]) -> int:
+    """About what the actions weigh as an NDJSON ``_bulk`` body (action line + source line each)."""
+    size = 0
+    for action in actions:
+        meta = {action["_op_type"]: {"_index": action["_index"], "_id": action["_id"]}}
+        size += len(json.dumps(meta)) + 1
+        if "_source" in action:
+            size += len(json.dumps(action["_source"], ensure_ascii=False).encode("utf-8")) + 1
+    return size
+
+
+def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> BulkSummary:
+    """Index ``chunks`` and delete ``delete_ids`` in ONE ``_bulk`` request, then refresh.
+
+    This is what makes a document's re-ingest all-or-nothing when the command is
+    interrupted: a request that never fully arrived is not applied, one that did is
+    applied whole (osmem applies a request under one lock; Elasticsearch finishes a
+    request it received even if the client is gone). Items refused with 429 are
+    retried in a follow-up request, the one case where a kill can land between two
+    requests of one document. A replacement above ``MAX_ATOMIC_BYTES`` is refused
+    (``IngestError``) rather than split. Deleting an id that is gone is not an error.
+    """
+    actions = replacement_actions(chunks, delete_ids, store.names.chunks)
+    if not actions:
+        return BulkSummary()
+    size = _request_bytes(actions)
+    if size > MAX_ATOMIC_BYTES:
+        raise IngestError(
+            f"the document's chunks make a {size / 2**20:,.0f} MiB write, above the "
+            f"{MAX_ATOMIC_BYTES // 2**20} MiB one request can carry, so it cannot be replaced all at once",
+            hint="split the file into smaller documents",
+        )
+    created = updated = 0
+    failed: list[dict[str, object]] = []
+    items = _bulk_items(
+        store,
+        actions,
+        what="replace chunks",
+        raise_on_exception=False,
+        chunk_size=len(actions),
+        max_chunk_bytes=2 * MAX_ATOMIC_BYTES,  # never split: the size was checked above
+    )
+    for ok, op, result in items:
+        if op == "delete" and (ok or result.get("status") == 404):
+            continue
+        if not ok:
+            failed.append(
+                {
+                    "op": op,
+                    "_id": result.get("_id"),
+                    "status": result.get("status"),
+                    "error": result.get("error"),
+                }
+            )
+        elif result.get("result") == "created":
+            created += 1
+        else:
+            updated += 1
+    if failed:
+        first = failed[0]
+        raise BulkError(
+            f"{len(failed)} of {len(actions)} chunk writes and deletes failed; "
+            f"first: {first['_id']}: {first['error']}",
+            failed,
+            hint="fix the cause and re-run; indexing is idempotent by id",
+        )
+    _refresh(store, store.names.chunks)
+    return BulkSummary(created=created, updated=updated)
 
 
 def delete_chunks(store: Store, ids: Iterable[str]) -> int:

@@ -50,10 +50,26 @@ class IndexNames(BaseModel):
         return cls(prefix=validate_prefix(prefix))
 
     def with_chunk_index(self, index: str | None) -> IndexNames:
-        """These names with chunks read from and written to ``index`` (``--index``) instead of the alias."""
+        """These names with chunks read from and written to ``index`` (``--index``) instead of the alias.
+
+        The prefix's audit aliases and indices (``<prefix>-traces``, ``<prefix>-runs`` and the
+        monthly indices behind them) are refused: chunks written there would widen the strict
+        audit mapping and put chunks into the audit trail.
+        """
         if index is None:
             return self
-        return self.model_copy(update={"chunks_override": validate_index_name(index)})
+        name = validate_index_name(index)
+        if self.is_audit_name(name):
+            raise ConfigError(
+                f"--index {name!r} is esbubble's audit trail (traces/runs of prefix {self.prefix!r}), "
+                "not a chunk index",
+                hint=f"drop --index to use {self.prefix}-chunks, or name another index",
+            )
+        return self.model_copy(update={"chunks_override": name})
+
+    def is_audit_name(self, name: str) -> bool:
+        """Is ``name`` one of this prefix's audit aliases or an index their templates would match."""
+        return any(name == alias or name.startswith(f"{alias}-") for alias in (self.traces, self.runs))
 
     @property
     def chunks(self) -> str:

@@ -19,7 +19,7 @@ from elastic_transport import TransportError
 from elasticsearch import ApiError, AuthorizationException, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.errors import EngineError
+from esbubble.errors import ConfigError, EngineError
 from esbubble.store.names import IndexNames
 
 if TYPE_CHECKING:
@@ -102,6 +102,10 @@ def _index_template(store: Store, short: str) -> InitStep:
     return InitStep(kind="index_template", name=name, status="created" if current is None else "updated")
 
 
+# Fields only audit records have: an index mapping them is an audit index, whatever its prefix.
+_AUDIT_FIELDS = frozenset({"run_id", "trace_id"})
+
+
 def _add_missing_chunk_fields(store: Store, index: str) -> bool:
     """Add the chunk fields a newer esbubble maps (e.g. ``terms``) to an existing chunk index."""
     return _add_missing_fields(store, index, "component-chunks-mappings")
@@ -113,13 +117,19 @@ def _add_missing_fields(store: Store, index: str, component: str) -> bool:
     The mappings are strict, so without this an index created by an older
     version would refuse every document the current version writes. Only
     missing fields are added (an additive mapping change both engines accept);
-    True when something was added.
+    True when something was added. A chunk index that holds audit records (any
+    prefix's) is refused.
     """
     wanted = load_template(component, store.names.prefix)["template"]["mappings"]["properties"]
     found = store.client.indices.get_mapping(index=index).body
     present: set[str] = set()
     for entry in found.values():
         present |= set(entry.get("mappings", {}).get("properties", {}))
+    if component == "component-chunks-mappings" and _AUDIT_FIELDS & present:
+        raise ConfigError(
+            f"{index} holds esbubble audit records (traces or runs), not chunks; nothing was written",
+            hint="name a chunk index with --index, or drop it to use <prefix>-chunks",
+        )
     missing = {field: spec for field, spec in wanted.items() if field not in present}
     if missing:
         store.client.indices.put_mapping(index=index, properties=missing)
