@@ -9,21 +9,26 @@ mistake, 2 usage, 3 cluster); only bugs print tracebacks.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from esbubble import cli_render as render
 from esbubble.cli_render import emit_json
 from esbubble.config import BubbleConfig, load_profile
-from esbubble.errors import EsbubbleError, InputError, NotFoundError
-from esbubble.settings import Settings, load_settings
+from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundError
+from esbubble.settings import Settings, display_url, load_settings
 from esbubble.store.connection import Store, open_store
 from esbubble.store.names import validate_index_name
+
+if TYPE_CHECKING:
+    from esbubble.rebubble import BatchResult, Comparison
+    from esbubble.store.audit import WriteResult
 
 
 class EsbubbleGroup(click.Group):
@@ -95,6 +100,40 @@ index_option = click.option(
 redact_option = click.option(
     "--redact-query", is_flag=True, help="Store a SHA-256 hash of the query in traces, not its text."
 )
+
+
+def finish_audit(result: WriteResult) -> None:
+    """After the result is printed: one warning if records were spooled, exit 4 if some were lost."""
+    render.warn_write(result)
+    fail_if_lost(result)
+
+
+def fail_if_lost(result: WriteResult) -> None:
+    if result.lost:
+        raise AuditLostError(
+            f"{result.lost} audit records could be neither written nor spooled ({result.error})",
+            hint=f"make {result.spool_file or 'the spool folder under ESBUBBLE_HOME'} writable "
+            "and check the cluster; the result above was not recorded",
+        )
+
+
+@contextlib.contextmanager
+def redacting(texts: Iterable[str]) -> Iterator[None]:
+    """With ``--redact-query``: no error message shown on stderr repeats a query's text."""
+    hidden = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
+    try:
+        yield
+    except EsbubbleError as error:
+        error.message = redact_text(error.message, hidden)
+        error.hint = redact_text(error.hint, hidden) if error.hint else error.hint
+        error.args = (error.one_line(),)
+        raise
+
+
+def redact_text(text: str, hidden: Sequence[str]) -> str:
+    for secret in hidden:
+        text = text.replace(secret, "<redacted>")
+    return text
 
 
 def resolve_config(
@@ -301,14 +340,14 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
-    with store_of(ctx, index=index) as store:
+    with redacting([query] if redact_query else []), store_of(ctx, index=index) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
-    render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
     if as_json:
         emit_json(render.bubble_json(result.bubble))
     else:
         render.print_bubble(result.bubble)
+    finish_audit(result.write_result)
 
 
 @cli.command()
@@ -346,7 +385,6 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     config = parse_config(data, source="assemble")
     with store_of(ctx, index=index) as store:
         result = run_delivery(store, query, config)
-    render.warn_write(result.write_result)
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
     if as_json:
@@ -359,14 +397,15 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
                 "metadata": prompt.metadata.model_dump(mode="json"),
             }
         )
-        return
-    click.echo(prompt.text)
-    tokens = prompt.metadata.tokens
-    click.echo(
-        f"run id: {result.manifest.run_id}  prompt {tokens.total} tokens "
-        f"(context {tokens.context}/{tokens.context_budget}, {len(prompt.metadata.sources)} sources)",
-        err=True,
-    )
+    else:
+        click.echo(prompt.text)
+        tokens = prompt.metadata.tokens
+        click.echo(
+            f"run id: {result.manifest.run_id}  prompt {tokens.total} tokens "
+            f"(context {tokens.context}/{tokens.context_budget}, {len(prompt.metadata.sources)} sources)",
+            err=True,
+        )
+    finish_audit(result.write_result)
 
 
 @cli.command()
@@ -484,7 +523,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     """
     from esbubble import rebubble as batch
     from esbubble.queryset import load_queries
-    from esbubble.store.audit import flush_spool
+    from esbubble.store.audit import WriteResult, flush_spool
 
     config = resolve_config(profile, budget=budget, variant=variant)
     queryset_loaded = load_queries(queryset)
@@ -494,51 +533,108 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     if not cases:
         raise InputError(f"query set {queryset} has no usable queries", hint="fix the lines reported above")
     now = datetime.now(UTC)
-    with store_of(ctx) as store:
-        old = batch.load_summaries(store, baseline) if baseline else None
-        finished: set[str] = set()
-        if resume_id is not None:
-            flush_spool(store)  # spooled runs of the batch count as finished once they land
-            finished = batch.finished_case_ids(store, resume_id, config)
-        with render.CountBar(len(cases) - len(finished), "re-bubbling", enabled=not as_json) as bar:
-            result = batch.run_batch(
-                store,
-                cases,
-                config,
-                batch_id=resume_id or batch.new_batch_id(now),
-                now=now,
-                workers=workers,
-                on_done=bar.step,
-                skip=finished,
-                redact_query=redact_query,
+    batch_id = resume_id or batch.new_batch_id(now)
+    # First, so that whatever dies later (engine, network, this process) the batch can be resumed.
+    click.echo(f"esbubble: batch {batch_id}", err=True)
+    resume = resume_command(ctx, queryset, batch_id)
+    try:
+        with redacting([c.query for c in cases] if redact_query else []), store_of(ctx) as store:
+            old = batch.load_summaries(store, baseline) if baseline else None
+            finished: set[str] = set()
+            if resume_id is not None:
+                flush_spool(store)  # spooled runs of the batch count as finished once they land
+                finished = batch.finished_case_ids(store, resume_id, config, [c.id for c in cases])
+            with render.CountBar(len(cases) - len(finished), "re-bubbling", enabled=not as_json) as bar:
+                result = batch.run_batch(
+                    store,
+                    cases,
+                    config,
+                    batch_id=batch_id,
+                    now=now,
+                    workers=workers,
+                    on_done=bar.step,
+                    skip=finished,
+                    redact_query=redact_query,
+                )
+            comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old else None
+            # Shown before the store closes: closing can still fail if the engine died.
+            _print_batch(result, comparison, queryset_loaded.problems, as_json=as_json)
+            for failure in result.failed:
+                click.echo(f"esbubble: error: query {failure.case_id!r} failed: {failure.reason}", err=True)
+            if result.failed:
+                click.echo(
+                    f"esbubble: {len(result.failed)} queries failed; finish the batch with `{resume}`",
+                    err=True,
+                )
+            audit = WriteResult(
+                written=result.written,
+                spooled=result.spooled,
+                lost=result.lost,
+                spool_file=Path(result.spool) if result.spool else None,
+                error=result.audit_error,
             )
-    comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
-    if as_json:
-        emit_json(
-            {
-                "batch_id": result.batch_id,
-                "runs": [run.model_dump(mode="json") for run in result.runs],
-                "written": result.written,
-                "spooled": result.spooled,
-                "skipped": result.skipped,
-                "failed": [failure.model_dump(mode="json") for failure in result.failed],
-                "problems": queryset_loaded.problems,
-                "comparison": comparison.model_dump(mode="json") if comparison else None,
-            }
-        )
-    else:
-        render.print_batch(result, comparison)
-    for failure in result.failed:
-        click.echo(f"esbubble: error: query {failure.case_id!r} failed: {failure.reason}", err=True)
+            render.warn_write(audit)
+    except EsbubbleError as error:
+        # The engine or the network went away (or refused) before the batch was done: what finished is
+        # stored or spooled, so say what failed and how to finish it.
+        click.echo(f"esbubble: error: {error.one_line()}", err=True)
+        click.echo(f"esbubble: finish the batch with `{resume}`", err=True)
+        ctx.exit(error.exit_code)
+    fail_if_lost(audit)
     if result.failed:
-        click.echo(
-            f"esbubble: {len(result.failed)} queries failed; finish the batch with "
-            f"`esbubble rebubble {queryset} --resume {result.batch_id}`",
-            err=True,
-        )
         ctx.exit(3)
     if queryset_loaded.problems:
         ctx.exit(1)
+
+
+def _print_batch(
+    result: BatchResult, comparison: Comparison | None, problems: list[str], *, as_json: bool
+) -> None:
+    if not as_json:
+        render.print_batch(result, comparison)
+        return
+    emit_json(
+        {
+            "batch_id": result.batch_id,
+            "runs": [run.model_dump(mode="json") for run in result.runs],
+            "written": result.written,
+            "spooled": result.spooled,
+            "lost": result.lost,
+            "skipped": result.skipped,
+            "failed": [failure.model_dump(mode="json") for failure in result.failed],
+            "problems": problems,
+            "comparison": comparison.model_dump(mode="json") if comparison else None,
+        }
+    )
+
+
+def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
+    """The command that finishes this batch: same query set, profile and flags, plus ``--resume``.
+
+    Connection flags given on the command line are repeated except secrets
+    (the URL without credentials); those come from the environment again.
+    """
+    flags = ctx.find_object(ConnectionFlags)
+    words = ["esbubble"]
+    if flags is not None:
+        if flags.url:
+            words += ["--url", display_url(flags.url)]
+        for name, value in (
+            ("--prefix", flags.prefix),
+            ("--config", flags.config),
+            ("--ca-certs", flags.ca_certs),
+        ):
+            if value:
+                words += [name, value]
+    words += ["rebubble", queryset]
+    params = ctx.params
+    for name in ("profile", "budget", "variant", "workers"):
+        if params.get(name) is not None and not (name == "workers" and params[name] == 1):
+            words += [f"--{name}", str(params[name])]
+    if params.get("redact_query"):
+        words.append("--redact-query")
+    words += ["--resume", batch_id]
+    return shlex.join(words)
 
 
 @cli.command()
@@ -632,7 +728,6 @@ def demo(ctx: click.Context, as_json: bool) -> None:
         summary = ingest_paths(store, documents, options)
         result = run_bubble(store, DEMO_QUERY, config)
         shown = store.display_url
-    render.warn_write(result.write_result)
     if as_json:
         emit_json(
             {
@@ -641,12 +736,13 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                 "bubble": render.bubble_json(result.bubble),
             }
         )
-        return
-    click.echo(f"engine: {shown}")
-    render.print_ingest(summary)
-    render.print_bubble(result.bubble)
-    render.print_trace_summary(result.bubble.trace)
-    click.echo(f"see every decision: esbubble trace {result.bubble.run_id} --all")
+    else:
+        click.echo(f"engine: {shown}")
+        render.print_ingest(summary)
+        render.print_bubble(result.bubble)
+        render.print_trace_summary(result.bubble.trace)
+        click.echo(f"see every decision: esbubble trace {result.bubble.run_id} --all")
+    finish_audit(result.write_result)
 
 
 def main() -> None:

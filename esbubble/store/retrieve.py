@@ -8,7 +8,6 @@ from typing import Any
 
 from elastic_transport import TransportError
 from elasticsearch import ApiError
-from elasticsearch import NotFoundError as IndexMissing
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
@@ -40,17 +39,30 @@ def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
     ]
 
 
-def _failure(store: Store, query: str, reason: object) -> EngineError:
-    if "index_not_found" in str(reason):
+def _failure(store: Store, reason: str, status: int | None) -> EngineError:
+    """One retrieval failure (``status`` None: no answer) as an ``EngineError``. The message never
+    repeats the query text (it may be redacted); ``init`` is suggested only when the index is missing."""
+    chunks = store.names.chunks
+    if "index_not_found" in reason:
         return EngineError(
-            f"retrieval for query {query!r} failed: the chunk index {store.names.chunks} "
-            f"does not exist on {store.display_url}",
+            f"retrieval failed: the chunk index {chunks} does not exist on {store.display_url}",
             hint="run `esbubble init` and `esbubble ingest`, or check --prefix / ESBUBBLE_PREFIX",
         )
+    if status is None:
+        return EngineError(
+            f"retrieval from {chunks} failed: {store.display_url} did not answer ({reason})",
+            hint="check that the cluster is reachable, then run the command again",
+        )
     return EngineError(
-        f"retrieval for query {query!r} failed on {store.display_url}: {reason}",
-        hint="run `esbubble init` if the chunk index is missing",
+        f"retrieval from {chunks} failed on {store.display_url}: status {status}, {reason}",
+        hint=f"check that the user may read {chunks}" if status in (401, 403) else None,
     )
+
+
+def _request_failure(store: Store, error: ApiError | TransportError) -> EngineError:
+    if isinstance(error, ApiError):
+        return _failure(store, f"{error.error}: {error.message}", error.meta.status)
+    return _failure(store, str(error), None)
 
 
 def retrieve(
@@ -61,10 +73,8 @@ def retrieve(
     started = time.perf_counter()
     try:
         response = store.client.search(index=store.names.chunks, body=body).body
-    except IndexMissing as error:
-        raise _failure(store, query, error.error) from None
     except (ApiError, TransportError) as error:
-        raise _failure(store, query, error.message if isinstance(error, ApiError) else error) from None
+        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     return Retrieval(
         query=query,
@@ -88,14 +98,17 @@ def retrieve_many(
     try:
         responses = store.client.msearch(searches=searches).body["responses"]
     except (ApiError, TransportError) as error:
-        raise _failure(store, queries[0], error.message if isinstance(error, ApiError) else error) from None
+        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     results: list[Retrieval] = []
-    for query, body, response in zip(queries, bodies, responses, strict=True):
+    for number, (query, body, response) in enumerate(zip(queries, bodies, responses, strict=True)):
         if "error" in response:
             problem = response["error"]
-            reason = problem.get("reason", problem) if isinstance(problem, dict) else problem
-            raise _failure(store, query, reason)
+            detail = (
+                f"{problem.get('type')}: {problem.get('reason')}" if isinstance(problem, dict) else problem
+            )
+            where = f"query {number + 1} of {len(queries)}: {detail}"
+            raise _failure(store, where, int(response.get("status") or 500))
         results.append(
             Retrieval(
                 query=query,
