@@ -36,6 +36,7 @@ class ProxyState:
         self.down = False  # True: drop every connection without an answer, like a lost cluster
         self.stall_next = 0  # the next N requests wait ``stall_s`` before being forwarded (timeouts)
         self.stall_s = 0.0
+        self.fail_matching: str | None = None  # also fail every request whose line contains this
         self.lock = threading.Lock()
 
     def arrive(self, line: str, headers: dict[str, str]) -> bool:
@@ -50,7 +51,7 @@ class ProxyState:
 
     def should_fail(self, line: str) -> bool:
         with self.lock:
-            if len(self.failed) < self.fail_first:
+            if len(self.failed) < self.fail_first or (self.fail_matching and self.fail_matching in line):
                 self.failed.append(line)
                 return True
             return False
