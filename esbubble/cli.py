@@ -537,6 +537,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     # First, so that whatever dies later (engine, network, this process) the batch can be resumed.
     click.echo(f"esbubble: batch {batch_id}", err=True)
     resume = resume_command(ctx, queryset, batch_id)
+    told: list[str] = []  # the resume command, once printed
     try:
         with redacting([c.query for c in cases] if redact_query else []), store_of(ctx) as store:
             old = batch.load_summaries(store, baseline) if baseline else None
@@ -566,6 +567,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                     f"esbubble: {len(result.failed)} queries failed; finish the batch with `{resume}`",
                     err=True,
                 )
+                told.append(resume)
             audit = WriteResult(
                 written=result.written,
                 spooled=result.spooled,
@@ -578,7 +580,8 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
         # The engine or the network went away (or refused) before the batch was done: what finished is
         # stored or spooled, so say what failed and how to finish it.
         click.echo(f"esbubble: error: {error.one_line()}", err=True)
-        click.echo(f"esbubble: finish the batch with `{resume}`", err=True)
+        if not told:
+            click.echo(f"esbubble: finish the batch with `{resume}`", err=True)
         ctx.exit(error.exit_code)
     fail_if_lost(audit)
     if result.failed:
