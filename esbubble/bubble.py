@@ -56,10 +56,12 @@ def build_bubble(
     batch_id: str | None = None,
     variant: Variant | None = None,
     redact_query: bool = False,
+    query_key: bytes | None = None,
 ) -> Bubble:
     """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's."""
     check_query_text(query)
     _check_unique(candidates)
+    digest = query_hash(query, query_key)
     chosen: Variant = variant or config.bubble.variant
     switches = VARIANTS[chosen]
     params = config.bubble
@@ -68,8 +70,7 @@ def build_bubble(
     run = RunContext(
         run_id=run_id,
         now=now,
-        query=None if redact_query else query,
-        query_digest=query_hash(query),
+        query_digest=digest,
         variant=chosen,
         delta=params.overlap_threshold,
         batch_id=batch_id,
@@ -89,6 +90,7 @@ def build_bubble(
         trace=trace,
         batch_id=batch_id,
         query_redacted=redact_query,
+        query_hash=digest,
         theta=resolve_theta(candidates, params.length_norm),
         bucket_caps=selection.bucket_caps,
         pool=selection.pool,

@@ -25,6 +25,7 @@ from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundE
 from esbubble.settings import Settings, display_url, load_settings
 from esbubble.store.connection import Store, open_store
 from esbubble.store.names import validate_index_name
+from esbubble.text import check_query_text
 
 if TYPE_CHECKING:
     from esbubble.rebubble import BatchResult, Comparison
@@ -339,6 +340,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
+    check_query_text(query)  # before an engine is started for nothing
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
     with redacting([query] if redact_query else []), store_of(ctx, index=index) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
@@ -379,6 +381,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
+    check_query_text(query)
     resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta)
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True

@@ -25,6 +25,7 @@ from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
 from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
+from esbubble.query_key import query_key
 from esbubble.report import (
     DeltaPoint,
     ReportData,
@@ -347,6 +348,7 @@ def run_batch(
             batch_id=batch_id, case_ids=[], runs=[], written=0, spooled=0, lost=0, skipped=skipped
         )
     doc_count = count_chunks(store)
+    key = query_key(store.settings.home)
     failures: dict[str, FailedQuery] = {}
     # Without a writer of the caller's, traces go through a background writer that sends
     # several runs per bulk request; closing it below waits until every record is written
@@ -391,6 +393,7 @@ def run_batch(
                 variant=variant,
                 redact_query=redact_query,
                 now=now,
+                key=key,
             )
             done.append((summarise(manifest, bubble.trace), audit.write(manifest, bubble.trace)))
             if on_done is not None:

@@ -408,6 +408,15 @@ def _drain_now(items: queue.Queue[_Run | _Flush | None]) -> list[_Run | _Flush |
             return drained
 
 
+def _current_form(action: dict[str, Any]) -> dict[str, Any]:
+    """Trace records spooled by versions that stored the query in every record: the query is in the
+    run manifest now, and the strict trace mapping no longer has the field."""
+    source = action["_source"]
+    if isinstance(source, dict) and "trace_id" in source and "query" in source:
+        return {**action, "_source": {k: v for k, v in source.items() if k != "query"}}
+    return action
+
+
 def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Parsed actions and the raw lines that are not valid actions (kept, never dropped)."""
     actions: list[dict[str, Any]] = []
@@ -421,7 +430,7 @@ def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             invalid.append(line)
             continue
         if isinstance(action, dict) and {"_index", "_id", "_source"} <= set(action):
-            actions.append(action)
+            actions.append(_current_form(action))
         else:
             invalid.append(line)
     return actions, invalid
