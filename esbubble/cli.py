@@ -3,7 +3,7 @@
 Every command resolves ``Settings`` once (flags → environment → config file →
 defaults), opens one ``Store`` and calls library functions. An
 ``EsbubbleError`` becomes one line on stderr and its exit code (1 user
-mistake, 2 usage, 3 cluster); only bugs print tracebacks.
+mistake, 2 usage, 3 cluster, 4 audit records lost); only bugs print tracebacks.
 """
 
 from __future__ import annotations
