@@ -28,7 +28,7 @@ from esbubble.store.names import validate_index_name
 from esbubble.text import check_query_text
 
 if TYPE_CHECKING:
-    from esbubble.rebubble import BatchResult, Comparison
+    from esbubble.rebubble import BatchResult, Comparison, FailedQuery
     from esbubble.store.audit import WriteResult
 
 
@@ -563,8 +563,9 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old else None
             # Shown before the store closes: closing can still fail if the engine died.
             _print_batch(result, comparison, queryset_loaded.problems, as_json=as_json)
-            for failure in result.failed:
-                click.echo(f"esbubble: error: query {failure.case_id!r} failed: {failure.reason}", err=True)
+            for reason, case_ids in _failures_by_reason(result.failed).items():
+                shown = ", ".join(repr(case_id) for case_id in case_ids)
+                click.echo(f"esbubble: error: {len(case_ids)} queries failed ({shown}): {reason}", err=True)
             if result.failed:
                 click.echo(
                     f"esbubble: {len(result.failed)} queries failed; finish the batch with `{resume}`",
@@ -591,6 +592,14 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
         ctx.exit(3)
     if queryset_loaded.problems:
         ctx.exit(1)
+
+
+def _failures_by_reason(failed: Sequence[FailedQuery]) -> dict[str, list[str]]:
+    """One line per distinct problem (a lost engine fails every remaining query the same way)."""
+    grouped: dict[str, list[str]] = {}
+    for failure in failed:
+        grouped.setdefault(failure.reason, []).append(failure.case_id)
+    return grouped
 
 
 def _print_batch(
