@@ -119,9 +119,14 @@ def open_store(settings: Settings) -> Iterator[Store]:
         # A request the command did not expect to fail (an answer that is not JSON, a connection
         # lost mid-command, an engine that died before its data was saved): one line, exit 3.
         reason = _scrub(str(getattr(error, "message", error)), settings)
+        if settings.url is None:
+            raise EngineError(
+                f"the embedded engine stopped answering: {reason}",
+                hint="writes since its last snapshot may be lost; the next command starts it again",
+            ) from None
         raise EngineError(
-            f"the cluster stopped answering as expected ({settings.display_url}): {reason}",
-            hint="check that it is running and reachable; a batch prints how to resume it",
+            f"the cluster at {settings.display_url} stopped answering as expected: {reason}",
+            hint="check that it is running and reachable",
         ) from None
 
 
