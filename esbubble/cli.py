@@ -99,7 +99,9 @@ index_option = click.option(
     "--index", help="Chunk index or alias to use instead of <prefix>-chunks (one name, no wildcards)."
 )
 redact_option = click.option(
-    "--redact-query", is_flag=True, help="Store a SHA-256 hash of the query in traces, not its text."
+    "--redact-query",
+    is_flag=True,
+    help="Store only a keyed hash of the query, not its text, and keep it out of messages.",
 )
 
 
