@@ -360,7 +360,9 @@ class BackgroundTraceWriter(TraceWriter):
             except BaseException as problem:
                 # A bug, not a cluster failure: keep the records on disk, then let it surface.
                 for manifest, records in runs:
-                    self._spool(manifest.run_id, 0, self.actions(manifest, records), repr(problem))
+                    self._tally(
+                        self._spool(manifest.run_id, 0, self.actions(manifest, records), repr(problem))
+                    )
                 raise
             finally:
                 for _ in batch:
