@@ -90,7 +90,7 @@ def stage_stats(
     candidates = synthetic_candidates(chunks, k)
     switches = VARIANTS[config.bubble.variant]
     run = RunContext(
-        run_id="stages", now=datetime.now(UTC), query=None, query_digest="-", variant=config.bubble.variant,
+        run_id="stages", now=datetime.now(UTC), query_digest="-", variant=config.bubble.variant,
         delta=config.bubble.overlap_threshold,
     )  # fmt: skip
     samples: dict[str, list[float]] = {"score": [], "select": [], "trace": []}

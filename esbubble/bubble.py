@@ -59,6 +59,7 @@ def build_bubble(
     variant: Variant | None = None,
     redact_query: bool = False,
     stats: TermStats | None = None,
+    query_key: bytes | None = None,
 ) -> Bubble:
     """Build one bubble from ``candidates`` under ``config``; ``variant=None`` uses the profile's.
 
@@ -68,6 +69,7 @@ def build_bubble(
     """
     check_query_text(query)
     _check_unique(candidates)
+    digest = query_hash(query, query_key)
     chosen: Variant = variant or config.bubble.variant
     switches = VARIANTS[chosen]
     params = config.bubble
@@ -79,8 +81,7 @@ def build_bubble(
     run = RunContext(
         run_id=run_id,
         now=now,
-        query=None if redact_query else query,
-        query_digest=query_hash(query),
+        query_digest=digest,
         variant=chosen,
         delta=params.overlap_threshold,
         batch_id=batch_id,
@@ -100,6 +101,7 @@ def build_bubble(
         trace=trace,
         batch_id=batch_id,
         query_redacted=redact_query,
+        query_hash=digest,
         theta=resolve_theta(candidates, params.length_norm),
         bucket_caps=selection.bucket_caps,
         bucket_shares=selection.bucket_shares,

@@ -3,13 +3,14 @@
 Every command resolves ``Settings`` once (flags → environment → config file →
 defaults), opens one ``Store`` and calls library functions. An
 ``EsbubbleError`` becomes one line on stderr and its exit code (1 user
-mistake, 2 usage, 3 cluster); only bugs print tracebacks.
+mistake, 2 usage, 3 cluster, 4 audit records lost); only bugs print tracebacks.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from esbubble.errors import EsbubbleError, InputError, NotFoundError
+from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundError
 
 if TYPE_CHECKING:
     from esbubble.config import BubbleConfig
+    from esbubble.rebubble import BatchResult, Comparison, FailedQuery
     from esbubble.settings import Settings
+    from esbubble.store.audit import WriteResult
     from esbubble.store.connection import Store
 
 # Commands import what they use inside their bodies: `esbubble --help` and a
@@ -110,8 +113,46 @@ index_option = click.option(
     "--index", help="Chunk index or alias to use instead of <prefix>-chunks (one name, no wildcards)."
 )
 redact_option = click.option(
-    "--redact-query", is_flag=True, help="Store a SHA-256 hash of the query in traces, not its text."
+    "--redact-query",
+    is_flag=True,
+    help="Store only a keyed hash of the query, not its text, and keep it out of messages.",
 )
+
+
+def finish_audit(result: WriteResult) -> None:
+    """After the result is printed: one warning if records were spooled, exit 4 if some were lost."""
+    from esbubble import cli_render as render
+
+    render.warn_write(result)
+    fail_if_lost(result)
+
+
+def fail_if_lost(result: WriteResult) -> None:
+    if result.lost:
+        raise AuditLostError(
+            f"{result.lost} audit records could be neither written nor spooled ({result.error})",
+            hint=f"make {result.spool_file or 'the spool folder under ESBUBBLE_HOME'} writable "
+            "and check the cluster; the result above was not recorded",
+        )
+
+
+@contextlib.contextmanager
+def redacting(texts: Iterable[str]) -> Iterator[None]:
+    """With ``--redact-query``: no error message shown on stderr repeats a query's text."""
+    hidden = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
+    try:
+        yield
+    except EsbubbleError as error:
+        error.message = redact_text(error.message, hidden)
+        error.hint = redact_text(error.hint, hidden) if error.hint else error.hint
+        error.args = (error.one_line(),)
+        raise
+
+
+def redact_text(text: str, hidden: Sequence[str]) -> str:
+    for secret in hidden:
+        text = text.replace(secret, "<redacted>")
+    return text
 
 
 def resolve_config(
@@ -375,15 +416,18 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
+    from esbubble.text import check_query_text
+
+    check_query_text(query)  # before an engine is started for nothing
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
-    with store_of(ctx, index=index, initialise=True) as store:
+    with redacting([query] if redact_query else []), store_of(ctx, index=index, initialise=True) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
-    render.warn_write(result.write_result)
     render.warn_empty(result.bubble)
     if as_json:
         render.emit_json(render.bubble_json(result.bubble))
     else:
         render.print_bubble(result.bubble)
+    finish_audit(result.write_result)
 
 
 @cli.command()
@@ -416,13 +460,15 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
+    from esbubble.text import check_query_text
+
+    check_query_text(query)
     resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta)
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True
     config = parse_config(data, source="assemble")
     with store_of(ctx, index=index, initialise=True) as store:
         result = run_delivery(store, query, config)
-    render.warn_write(result.write_result)
     render.warn_empty(result.delivery.bubble)
     prompt = result.delivery.prompt
     assert prompt is not None, "assembly is enabled above"
@@ -436,14 +482,15 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
                 "metadata": prompt.metadata.model_dump(mode="json"),
             }
         )
-        return
-    click.echo(prompt.text)
-    tokens = prompt.metadata.tokens
-    click.echo(
-        f"run id: {result.manifest.run_id}  prompt {tokens.total} tokens "
-        f"(context {tokens.context}/{tokens.context_budget}, {len(prompt.metadata.sources)} sources)",
-        err=True,
-    )
+    else:
+        click.echo(prompt.text)
+        tokens = prompt.metadata.tokens
+        click.echo(
+            f"run id: {result.manifest.run_id}  prompt {tokens.total} tokens "
+            f"(context {tokens.context}/{tokens.context_budget}, {len(prompt.metadata.sources)} sources)",
+            err=True,
+        )
+    finish_audit(result.write_result)
 
 
 @cli.command()
@@ -578,59 +625,135 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble import cli_render as render
     from esbubble import rebubble as batch
     from esbubble.progress import ProgressBar, wanted
-    from esbubble.store.audit import flush_spool
+    from esbubble.store.audit import WriteResult, flush_spool
 
     config = resolve_config(profile, budget=budget, variant=variant)
     queryset_loaded = load_query_set(queryset)
     cases = list(queryset_loaded.cases)
     now = datetime.now(UTC)
-    with store_of(ctx, initialise=True) as store:
-        old = batch.load_summaries(store, baseline) if baseline else None
-        finished: set[str] = set()
-        if resume_id is not None:
-            flush_spool(store)  # spooled runs of the batch count as finished once they land
-            finished = batch.finished_case_ids(store, resume_id, config)
-        todo = len(cases) - len(finished)
-        with ProgressBar("re-bubbling", todo, enabled=wanted(as_json=as_json)) as bar:
-            result = batch.run_batch(
-                store,
-                cases,
-                config,
-                batch_id=resume_id or batch.new_batch_id(now),
-                now=now,
-                workers=workers,
-                on_done=bar.advance,
-                skip=finished,
-                redact_query=redact_query,
+    batch_id = resume_id or batch.new_batch_id(now)
+    # First, so that whatever dies later (engine, network, this process) the batch can be resumed.
+    click.echo(f"esbubble: batch {batch_id}", err=True)
+    resume = resume_command(ctx, queryset, batch_id)
+    told: list[str] = []  # the resume command, once printed
+    try:
+        with (
+            redacting([c.query for c in cases] if redact_query else []),
+            store_of(ctx, initialise=True) as store,
+        ):
+            old = batch.load_summaries(store, baseline) if baseline else None
+            finished: set[str] = set()
+            if resume_id is not None:
+                flush_spool(store)  # spooled runs of the batch count as finished once they land
+                finished = batch.finished_case_ids(store, resume_id, config, [c.id for c in cases])
+            todo = len(cases) - len(finished)
+            with ProgressBar("re-bubbling", todo, enabled=wanted(as_json=as_json)) as bar:
+                result = batch.run_batch(
+                    store,
+                    cases,
+                    config,
+                    batch_id=batch_id,
+                    now=now,
+                    workers=workers,
+                    on_done=bar.advance,
+                    skip=finished,
+                    redact_query=redact_query,
+                )
+            comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old else None
+            if comparison is not None and not result.failed:  # the cluster answered the whole batch
+                comparison = batch.describe_chunks(store, comparison)
+            # Shown before the store closes: closing can still fail if the engine died.
+            _print_batch(result, comparison, queryset_loaded.problems, as_json=as_json)
+            for reason, case_ids in _failures_by_reason(result.failed).items():
+                shown = ", ".join(repr(case_id) for case_id in case_ids)
+                click.echo(f"esbubble: error: {len(case_ids)} queries failed ({shown}): {reason}", err=True)
+            if result.failed:
+                click.echo(
+                    f"esbubble: {len(result.failed)} queries failed; finish the batch with `{resume}`",
+                    err=True,
+                )
+                told.append(resume)
+            audit = WriteResult(
+                written=result.written,
+                spooled=result.spooled,
+                lost=result.lost,
+                spool_file=Path(result.spool) if result.spool else None,
+                error=result.audit_error,
             )
-        comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old is not None else None
-        if comparison is not None and not result.failed:  # the cluster answered the whole batch
-            comparison = batch.describe_chunks(store, comparison)
-    if as_json:
-        render.emit_json(
-            {
-                "batch_id": result.batch_id,
-                "runs": [run.model_dump(mode="json") for run in result.runs],
-                "written": result.written,
-                "spooled": result.spooled,
-                "skipped": result.skipped,
-                "failed": [failure.model_dump(mode="json") for failure in result.failed],
-                "problems": queryset_loaded.problems,
-                "comparison": comparison.model_dump(mode="json") if comparison else None,
-            }
-        )
-    else:
-        render.print_batch(result, comparison)
-    for failure in result.failed:
-        click.echo(f"esbubble: error: query {failure.case_id!r} failed: {failure.reason}", err=True)
+            render.warn_write(audit)
+    except EsbubbleError as error:
+        # The engine or the network went away (or refused) before the batch was done: what finished is
+        # stored or spooled, so say what failed and how to finish it.
+        click.echo(f"esbubble: error: {error.one_line()}", err=True)
+        if not told:
+            click.echo(f"esbubble: finish the batch with `{resume}`", err=True)
+        ctx.exit(error.exit_code)
+    fail_if_lost(audit)
     if result.failed:
-        click.echo(
-            f"esbubble: {len(result.failed)} queries failed; finish the batch with "
-            f"`esbubble rebubble {queryset} --resume {result.batch_id}`",
-            err=True,
-        )
         ctx.exit(3)
     exit_if_bad_entries(ctx, queryset_loaded)
+
+
+def _failures_by_reason(failed: Sequence[FailedQuery]) -> dict[str, list[str]]:
+    """One line per distinct problem (a lost engine fails every remaining query the same way)."""
+    grouped: dict[str, list[str]] = {}
+    for failure in failed:
+        grouped.setdefault(failure.reason, []).append(failure.case_id)
+    return grouped
+
+
+def _print_batch(
+    result: BatchResult, comparison: Comparison | None, problems: list[str], *, as_json: bool
+) -> None:
+    from esbubble import cli_render as render
+
+    if not as_json:
+        render.print_batch(result, comparison)
+        return
+    render.emit_json(
+        {
+            "batch_id": result.batch_id,
+            "runs": [run.model_dump(mode="json") for run in result.runs],
+            "written": result.written,
+            "spooled": result.spooled,
+            "lost": result.lost,
+            "skipped": result.skipped,
+            "failed": [failure.model_dump(mode="json") for failure in result.failed],
+            "problems": problems,
+            "comparison": comparison.model_dump(mode="json") if comparison else None,
+        }
+    )
+
+
+def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
+    """The command that finishes this batch: same query set, profile and flags, plus ``--resume``.
+
+    Connection flags given on the command line are repeated except secrets
+    (the URL without credentials); those come from the environment again.
+    """
+    from esbubble.settings import display_url
+
+    flags = ctx.find_object(ConnectionFlags)
+    words = ["esbubble"]
+    if flags is not None:
+        if flags.url:
+            words += ["--url", display_url(flags.url)]
+        for name, value in (
+            ("--prefix", flags.prefix),
+            ("--config", flags.config),
+            ("--ca-certs", flags.ca_certs),
+        ):
+            if value:
+                words += [name, value]
+    words += ["rebubble", queryset]
+    params = ctx.params
+    for name in ("profile", "budget", "variant", "workers"):
+        if params.get(name) is not None and not (name == "workers" and params[name] == 1):
+            words += [f"--{name}", str(params[name])]
+    if params.get("redact_query"):
+        words.append("--redact-query")
+    words += ["--resume", batch_id]
+    return shlex.join(words)
 
 
 @cli.command()
@@ -746,7 +869,6 @@ def demo(ctx: click.Context, as_json: bool) -> None:
         summary = ingest_paths(store, documents, options, replace=True)
         result = run_bubble(store, DEMO_QUERY, config)
         shown = store.display_url
-    render.warn_write(result.write_result)
     if as_json:
         render.emit_json(
             {
@@ -755,12 +877,13 @@ def demo(ctx: click.Context, as_json: bool) -> None:
                 "bubble": render.bubble_json(result.bubble),
             }
         )
-        return
-    click.echo(f"engine: {shown}")
-    render.print_ingest(summary)
-    render.print_bubble(result.bubble)
-    render.print_trace_summary(result.bubble.trace)
-    click.echo(f"see every decision: esbubble trace {result.bubble.run_id} --all")
+    else:
+        click.echo(f"engine: {shown}")
+        render.print_ingest(summary)
+        render.print_bubble(result.bubble)
+        render.print_trace_summary(result.bubble.trace)
+        click.echo(f"see every decision: esbubble trace {result.bubble.run_id} --all")
+    finish_audit(result.write_result)
 
 
 def main() -> None:

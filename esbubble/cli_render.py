@@ -61,15 +61,17 @@ def fmt(value: float | None, digits: int = 2) -> str:
 
 
 def warn_write(result: WriteResult) -> None:
-    """Say on stderr when the audit trail did not reach the cluster (the run itself succeeded)."""
+    """Say once on stderr when audit records went to the spool instead of the cluster.
+
+    Records that could not be spooled either are not a warning: the command
+    raises ``AuditLostError`` (exit 4) once its result is printed.
+    """
     if result.spooled:
         click.echo(
             f"esbubble: warning: {result.spooled} audit records spooled to {result.spool_file} "
             f"({result.error}); run `esbubble traces flush` later",
             err=True,
         )
-    if result.lost:
-        click.echo(f"esbubble: warning: {result.lost} audit records lost ({result.error})", err=True)
 
 
 def empty_reason(bubble: Bubble) -> str | None:

@@ -4,7 +4,8 @@ Each error knows its one-line message and its exit code; the CLI prints the
 message on stderr and exits with the code. Only bugs produce tracebacks.
 
 Exit codes: 1 user mistake (bad config, missing file, unknown run id),
-2 usage error (bad flags), 3 the cluster is unreachable or refusing.
+2 usage error (bad flags), 3 the cluster is unreachable or refusing,
+4 audit records could be neither written nor spooled (the result was printed).
 """
 
 from __future__ import annotations
@@ -63,3 +64,9 @@ class BulkError(EngineError):
     def __init__(self, message: str, errors: list[dict[str, object]], *, hint: str | None = None) -> None:
         self.errors = errors
         super().__init__(message, hint=hint)
+
+
+class AuditLostError(EsbubbleError):
+    """Audit records reached neither the cluster nor the local spool; raised after the result is shown."""
+
+    exit_code = 4

@@ -9,7 +9,6 @@ import esbubble
 from esbubble.config import BubbleConfig
 from esbubble.metrics import bubble_metrics
 from esbubble.models import Bubble, EngineInfo, RunManifest, RunTotals
-from esbubble.select import query_hash
 
 
 def resolved_config(bubble: Bubble, config: BubbleConfig) -> BubbleConfig:
@@ -47,7 +46,7 @@ def build_manifest(
         batch_id=bubble.batch_id,
         timestamp=now,
         query=None if bubble.query_redacted else bubble.query,
-        query_hash=query_hash(bubble.query),
+        query_hash=bubble.query_hash,
         variant=bubble.variant,
         config=resolved.model_dump(mode="json"),
         config_hash=resolved.config_hash,

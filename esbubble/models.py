@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SourceType = Literal["xlsx", "csv", "pdf", "docx", "markdown", "text"]
 Variant = Literal["engine_topk", "flat_topk", "structure", "diversity", "full"]
@@ -218,8 +218,7 @@ class TraceRecord(_Record):
     run_id: str
     batch_id: str | None = None
     timestamp: datetime = Field(alias="@timestamp")
-    query: str | None = Field(description="None when the query is redacted")
-    query_hash: str
+    query_hash: str = Field(description="keyed hash of the query; the text is in the run manifest only")
     variant: Variant
     rank: int = Field(ge=1, description="order in which selection decided the candidate (1 = first)")
     chunk_id: str
@@ -251,6 +250,14 @@ class TraceRecord(_Record):
     final_reason: FinalReason
     selection_order: int | None = Field(default=None, description="1-based order of entry into the bubble")
     step_details: StepDetails
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_legacy_query(cls, data: Any) -> Any:
+        """Records written before the query moved to the manifest still carry it: read them anyway."""
+        if isinstance(data, dict) and "query" in data:
+            return {key: value for key, value in data.items() if key != "query"}
+        return data
 
 
 class EngineInfo(_Record):
@@ -323,6 +330,7 @@ class Bubble(_Record):
     trace: list[TraceRecord]
     batch_id: str | None = None
     query_redacted: bool = False
+    query_hash: str = Field(description="keyed hash of the query (see esbubble.query_key)")
     theta: float | None = Field(default=None, description="θ of the length penalty, resolved")
     bucket_caps: dict[str, int] = Field(default_factory=dict, description="ρ_b·T_B per bucket, whole tokens")
     bucket_shares: dict[str, float] = Field(default_factory=dict, description="ρ_b per bucket, as resolved")

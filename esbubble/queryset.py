@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from esbubble.errors import InputError, NotFoundError
+from esbubble.text import query_length_problem
 
 CATEGORIES: tuple[str, ...] = ("narrow_fact", "multi_facet", "cross_sheet", "table_dependent")
 
@@ -54,6 +55,9 @@ class QueryCase(BaseModel):
             raise ValueError("not valid text (a lone surrogate escape such as \\ud800)") from None
         if not value.strip():
             raise ValueError("the query is blank")
+        too_long = query_length_problem(value)
+        if too_long:
+            raise ValueError(too_long)
         return value
 
 

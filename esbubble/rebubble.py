@@ -10,6 +10,7 @@ left the bubble and how tokens and sections changed.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
 from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
+from esbubble.query_key import query_key
 from esbubble.report import (
     DeltaPoint,
     ReportData,
@@ -33,7 +35,7 @@ from esbubble.report import (
     section_allocation,
 )
 from esbubble.runner import record_run
-from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
+from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult, spool_dir
 from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import RetrievalFilters
@@ -289,7 +291,7 @@ class FailedQuery(_Model):
     """A query of a batch that did not run, and why (resume the batch to run it)."""
 
     case_id: str
-    query: str
+    query: str | None = Field(description="None when the batch runs with --redact-query")
     reason: str
 
 
@@ -308,6 +310,8 @@ class BatchResult(_Model):
     lost: int
     skipped: list[str] = Field(default_factory=list)
     failed: list[FailedQuery] = Field(default_factory=list)
+    audit_error: str | None = Field(default=None, description="why records were spooled or lost")
+    spool: str | None = Field(default=None, description="where spooled records wait for `traces flush`")
 
 
 def new_batch_id(now: datetime) -> str:
@@ -315,13 +319,29 @@ def new_batch_id(now: datetime) -> str:
     return f"batch-{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
+# A run id is a document ``_id`` (at most 512 bytes in Elasticsearch) and names spool files:
+# query-set ids longer than this are shortened and given a hash suffix.
+MAX_CASE_ID_BYTES = 120
+
+
 def batch_run_id(batch_id: str, case_id: str) -> str:
-    """Run ids are derived from the batch and the query-set id, so a batch's runs are findable by either."""
-    return f"{batch_id}.{case_id}"
+    """Run ids are derived from the batch and the query-set id, so a batch's runs are findable by either.
+
+    A long query-set id keeps its first characters (up to ``MAX_CASE_ID_BYTES``
+    bytes) plus ``~`` and a hash of the whole id: the run id stays stable and
+    unique, and far below Elasticsearch's 512-byte ``_id`` limit.
+    """
+    encoded = case_id.encode("utf-8")
+    if len(encoded) <= MAX_CASE_ID_BYTES:
+        return f"{batch_id}.{case_id}"
+    head = encoded[: MAX_CASE_ID_BYTES - 17].decode("utf-8", errors="ignore")
+    return f"{batch_id}.{head}~{hashlib.sha256(encoded).hexdigest()[:16]}"
 
 
-def finished_case_ids(store: Store, batch_id: str, config: BubbleConfig) -> set[str]:
-    """Query-set ids whose run in ``batch_id`` is stored, for ``--resume``; none if the batch is new.
+def finished_case_ids(
+    store: Store, batch_id: str, config: BubbleConfig, case_ids: Collection[str]
+) -> set[str]:
+    """The ``case_ids`` whose run in ``batch_id`` is stored, for ``--resume``; none if the batch is new.
 
     A resumed batch must use the profile it started with, or its runs would
     not be comparable: a different config hash is a ``ConfigError``.
@@ -337,8 +357,8 @@ def finished_case_ids(store: Store, batch_id: str, config: BubbleConfig) -> set[
             f"now {config.config_hash[:12]})",
             hint="resume with the same --profile, --budget and --variant",
         )
-    prefix = f"{batch_id}."
-    return {m.run_id.removeprefix(prefix) for m in manifests if m.batch_id == batch_id and m.status == "ok"}
+    done = {m.run_id for m in manifests if m.batch_id == batch_id and m.status == "ok"}
+    return {case_id for case_id in case_ids if batch_run_id(batch_id, case_id) in done}
 
 
 def _groups(items: Sequence[CaseLike], size: int) -> list[Sequence[CaseLike]]:
@@ -386,6 +406,7 @@ def run_batch(
             batch_id=batch_id, case_ids=[], runs=[], written=0, spooled=0, lost=0, skipped=skipped
         )
     doc_count = count_chunks(store)
+    key = query_key(store.settings.home)
     failures: dict[str, FailedQuery] = {}
     # Without a writer of the caller's, traces go through a background writer that sends
     # several runs per bulk request; closing it below waits until every record is written
@@ -402,9 +423,13 @@ def run_batch(
             try:
                 retrievals = retrieve_many(store, [c.query for c in group], config, filters)
             except EngineError as error:
+                reason = error.one_line()
+                if redact_query:
+                    for case in group:
+                        reason = reason.replace(case.query, "<redacted>")
                 for case in [c for g in _groups(part, RETRIEVE_GROUP)[number:] for c in g]:
                     failures[case.id] = FailedQuery(
-                        case_id=case.id, query=case.query, reason=error.one_line()
+                        case_id=case.id, query=None if redact_query else case.query, reason=reason
                     )
                     if on_done is not None:
                         on_done(1)
@@ -426,6 +451,7 @@ def run_batch(
                 variant=variant,
                 redact_query=redact_query,
                 now=now,
+                key=key,
             )
             done.append((summarise(manifest, bubble.trace), audit.write(manifest, bubble.trace)))
             if on_done is not None:
@@ -443,6 +469,7 @@ def run_batch(
             written=sum(w.written for _, w in results),
             spooled=sum(w.spooled for _, w in results),
             lost=sum(w.lost for _, w in results),
+            error=next((w.error for _, w in results if w.error), None),
         )
     return BatchResult(
         batch_id=batch_id,
@@ -453,6 +480,8 @@ def run_batch(
         lost=totals.lost,
         skipped=[case.id for case in cases if case.id in skip],
         failed=[failures[case.id] for case in todo if case.id in failures],
+        audit_error=totals.error,
+        spool=str(spool_dir(store.settings.home)) if totals.spooled or totals.lost else None,
     )
 
 

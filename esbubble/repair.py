@@ -41,7 +41,7 @@ from esbubble.models import (
 )
 from esbubble.relevance import TermStats
 from esbubble.score import ScoredCandidate, contains_phrase, score_one
-from esbubble.select import query_hash, trace_id
+from esbubble.select import trace_id
 from esbubble.text import query_terms, tokenize, word_set
 from esbubble.variants import VARIANTS
 
@@ -200,8 +200,7 @@ def _newcomer_record(
             "run_id": bubble.run_id,
             "batch_id": bubble.batch_id,
             "@timestamp": now,
-            "query": None if bubble.query_redacted else bubble.query,
-            "query_hash": query_hash(bubble.query),
+            "query_hash": bubble.query_hash,
             "variant": bubble.variant,
             "rank": rank,
             "chunk_id": chunk.chunk_id,

@@ -16,6 +16,7 @@ from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig
 from esbubble.manifest import build_manifest
 from esbubble.models import Bubble, RunManifest, Variant
+from esbubble.query_key import query_key
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks
 from esbubble.store.connection import Store
@@ -48,8 +49,12 @@ def record_run(
     variant: Variant | None = None,
     redact_query: bool = False,
     now: datetime | None = None,
+    key: bytes | None = None,
 ) -> tuple[Bubble, RunManifest]:
-    """The bubble for one retrieval and the manifest that records it (the bubble's time is added)."""
+    """The bubble for one retrieval and the manifest that records it (the bubble's time is added).
+
+    The query hash is keyed with ``key`` (default: the home's, see ``esbubble.query_key``).
+    """
     now = now or datetime.now(UTC)
     stage = time.perf_counter()
     bubble = build_bubble(
@@ -61,6 +66,7 @@ def record_run(
         batch_id=batch_id,
         variant=variant,
         redact_query=redact_query,
+        query_key=key if key is not None else query_key(store.settings.home),
     )
     timings = {**timings_ms, "bubble": _ms(stage)}
     body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body

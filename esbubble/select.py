@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import hmac
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -386,8 +387,12 @@ def trace_id(run_id: str, chunk_id: str) -> str:
     return hashlib.sha256(f"{run_id}\n{chunk_id}".encode()).hexdigest()[:32]
 
 
-def query_hash(query: str) -> str:
-    return hashlib.sha256(query.encode()).hexdigest()
+def query_hash(query: str, key: bytes | None = None) -> str:
+    """HMAC-SHA256 of the query under the home's key (``esbubble.query_key``) for recorded runs;
+    plain SHA-256 where nothing is stored (``key=None``: evaluation)."""
+    if key is None:
+        return hashlib.sha256(query.encode()).hexdigest()
+    return hmac.new(key, query.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -396,7 +401,6 @@ class RunContext:
 
     run_id: str
     now: datetime
-    query: str | None  # None when the query is redacted
     query_digest: str
     variant: Variant
     delta: float
@@ -456,7 +460,6 @@ def trace_records(
             "run_id": run.run_id,
             "batch_id": run.batch_id,
             "timestamp": run.now,
-            "query": run.query,
             "query_hash": run.query_digest,
             "variant": run.variant,
             "rank": decision.rank,

@@ -15,7 +15,15 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from esbubble.errors import ConfigError
 from esbubble.store.names import validate_prefix
@@ -110,6 +118,15 @@ class Settings(BaseModel):
     def _valid_prefix(cls, value: str) -> str:
         return validate_prefix(value)
 
+    @model_validator(mode="after")
+    def _tls_needs_https(self) -> Settings:
+        """A CA bundle or a pinned fingerprint on an http:// URL would be silently meaningless (the
+        client refuses it); say so before connecting."""
+        tls = self.ca_certs is not None or self.ssl_assert_fingerprint is not None
+        if tls and self.url is not None and urlsplit(self.url).scheme != "https":
+            raise ValueError("a CA bundle (--ca-certs) or a pinned fingerprint needs an https:// URL")
+        return self
+
     @property
     def display_url(self) -> str:
         """The cluster URL without credentials, or ``embedded``."""
@@ -192,4 +209,6 @@ def load_settings(
         key = ".".join(str(part) for part in first["loc"])
         shown = "<hidden>" if key in ("api_key", "password") else repr(first.get("input"))
         message = first["msg"].removeprefix("Value error, ")
+        if not key:  # a rule over several settings, not one value
+            raise ConfigError(f"{source}: {message}") from None
         raise ConfigError(f"{source}: invalid value for '{key}': {shown} ({message})") from None

@@ -70,9 +70,25 @@ def word_set(text: str, stop_words: Iterable[str] = DEFAULT_STOP_WORDS) -> froze
     return frozenset(t for t in tokenize(text) if t not in stops)
 
 
+# A question, not a document: longer queries cost the engine and the gates time and memory that
+# grow with their length (100,000 characters took over a minute and gigabytes).
+MAX_QUERY_CHARS = 4096
+
+
+def query_length_problem(query: str) -> str | None:
+    """Why ``query`` is too long to run, or None."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return None
+    return f"the query has {len(query):,} characters, more than the limit of {MAX_QUERY_CHARS:,}"
+
+
 def check_query_text(query: str) -> str:
-    """Reject a query that is not encodable text (lone surrogates, e.g. undecodable bytes on a command
-    line), before it reaches hashing or the JSON encoder; raises ``InputError``."""
+    """Reject a query that is too long (``MAX_QUERY_CHARS``) or not encodable text (lone surrogates,
+    e.g. undecodable bytes on a command line), before it reaches the engine, hashing or the JSON
+    encoder; raises ``InputError``."""
+    too_long = query_length_problem(query)
+    if too_long:
+        raise InputError(too_long, hint="shorten the question; put documents in the index, not the query")
     try:
         query.encode("utf-8")
     except UnicodeEncodeError as error:

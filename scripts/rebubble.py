@@ -7,7 +7,8 @@
 Every argument is passed to ``esbubble rebubble`` (see ``--help``); the
 connection comes from ELASTICSEARCH_URL / _API_KEY / _USERNAME / _PASSWORD /
 _CA_CERTS, ESBUBBLE_PREFIX and ESBUBBLE_CONFIG (no URL: the embedded engine).
-Exit codes are the CLI's: 0 ok, 1 user error, 2 usage, 3 cluster unreachable.
+Exit codes are the CLI's: 0 ok, 1 user error, 2 usage, 3 cluster unreachable or queries
+failed (the resume command is printed), 4 audit records neither written nor spooled.
 """
 
 from __future__ import annotations

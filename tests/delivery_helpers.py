@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from esbubble.models import Bubble, Chunk, SelectedChunk, SourceType, StepDetails, TraceRecord
+from esbubble.select import query_hash
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -102,5 +103,12 @@ def make_bubble(
     trace = [make_record(c, rank=i, selected=True, order=i) for i, c in enumerate(selected, start=1)]
     trace += [make_record(c, rank=len(selected) + i, selected=False) for i, c in enumerate(rejected, start=1)]
     return Bubble(
-        run_id="run", query=query, variant="full", budget=budget, delta=0.55, selected=picked, trace=trace
+        run_id="run",
+        query=query,
+        variant="full",
+        budget=budget,
+        delta=0.55,
+        selected=picked,
+        trace=trace,
+        query_hash=query_hash(query),
     )

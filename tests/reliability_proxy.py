@@ -45,6 +45,7 @@ class ProxyState:
         self.held = threading.Event()
         self.release = threading.Event()
         self.settled = threading.Event()
+        self.fail_matching: str | None = None  # also fail every request whose line contains this
         self.lock = threading.Lock()
 
     def arrive(self, line: str, headers: dict[str, str]) -> bool:
@@ -67,7 +68,7 @@ class ProxyState:
 
     def should_fail(self, line: str) -> bool:
         with self.lock:
-            if len(self.failed) < self.fail_first:
+            if len(self.failed) < self.fail_first or (self.fail_matching and self.fail_matching in line):
                 self.failed.append(line)
                 return True
             return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from datetime import UTC, datetime
 
 import pytest
@@ -51,7 +53,8 @@ def test_trace_records_carry_the_a1_fields_and_run_context() -> None:
     first = bubble.trace[0]
     assert first.chunk_id == "rates-r4"
     assert (first.sheet_name, first.row_number, first.bucket, first.doc_id) == ("Rates", 4, "Rates", "quote")
-    assert (first.run_id, first.batch_id, first.timestamp, first.query) == ("r1", "b7", NOW, "pump rate")
+    assert (first.run_id, first.batch_id, first.timestamp) == ("r1", "b7", NOW)
+    assert "query" not in first.model_dump()  # the query is stored once per run, in the manifest
     assert (first.es_score, first.es_rank, first.threshold) == (4.0, 4, 0.55)
     assert (first.rank, first.selection_order, first.stage, first.step_decision) == (
         1,
@@ -68,10 +71,20 @@ def test_trace_records_carry_the_a1_fields_and_run_context() -> None:
 def test_redacted_query_is_kept_out_of_the_trace_but_hashed() -> None:
     plain = build_bubble("pump rate", ROWS, CONFIG, run_id="r1", now=NOW)
     redacted = build_bubble("pump rate", ROWS, CONFIG, run_id="r1", now=NOW, redact_query=True)
-    assert all(r.query is None for r in redacted.trace)
     assert redacted.query_redacted
     assert [r.query_hash for r in redacted.trace] == [r.query_hash for r in plain.trace]
     assert redacted.selected == plain.selected
+
+
+def test_the_query_hash_is_keyed() -> None:
+    """Without the key, a reader of the audit indices cannot confirm a guessed query."""
+    unkeyed = build_bubble("pump rate", ROWS, CONFIG, run_id="r1", now=NOW)
+    one = build_bubble("pump rate", ROWS, CONFIG, run_id="r1", now=NOW, query_key=b"k" * 32)
+    other = build_bubble("pump rate", ROWS, CONFIG, run_id="r1", now=NOW, query_key=b"j" * 32)
+    assert unkeyed.query_hash == hashlib.sha256(b"pump rate").hexdigest()
+    assert one.query_hash == hmac.new(b"k" * 32, b"pump rate", hashlib.sha256).hexdigest()
+    assert len({unkeyed.query_hash, one.query_hash, other.query_hash}) == 3
+    assert {r.query_hash for r in one.trace} == {one.query_hash}
 
 
 def test_same_inputs_give_the_same_bubble_apart_from_run_id() -> None:

@@ -393,14 +393,14 @@ def test_rebubble_compare_shows_the_chunk_a_profile_change_moved_and_report_rend
     boosted = write_profile(tmp_path / "boosted.toml", 5.0)
     first = run(*flags, "rebubble", str(queries), "--profile", base, "--json")
     assert first.exit_code == 0, first.output
-    baseline = json.loads(first.output)
+    baseline = json.loads(first.stdout)
     assert [r["selected"] for r in baseline["runs"]] == [["s1"], ["s1"]]
     assert baseline["comparison"] is None
 
     second = run(*flags, "rebubble", str(queries), "--profile", boosted, "--compare", baseline["batch_id"],
                  "--workers", "2", "--json")  # fmt: skip
     assert second.exit_code == 0, second.output
-    payload = json.loads(second.output)
+    payload = json.loads(second.stdout)
     assert payload["batch_id"] != baseline["batch_id"]
     changes = payload["comparison"]["changes"]
     assert [(c["entered"], c["left"], c["token_delta"]) for c in changes] == [(["p1"], ["s1"], 0)] * 2

@@ -25,6 +25,7 @@ from esbubble.runner import run_bubble
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import build_retrieval_query
+from esbubble.text import MAX_QUERY_CHARS
 from esbubble.tokens import count_tokens
 from esbubble.variants import VARIANTS
 
@@ -52,9 +53,10 @@ QUERIES = st.one_of(
         alphabet=st.characters(categories=["Cc", "Cf", "Zs", "P"]), max_size=50
     ),  # control / punctuation only
     st.just("the of and a to in is"),
-    st.just("x" * 100_000),
+    st.just("x" * MAX_QUERY_CHARS),  # the longest query accepted
 )
-ANY_QUERIES = QUERIES | st.sampled_from(["\ud800", "scaffold \udcff price"])  # lone surrogates, as from argv
+# lone surrogates, as from argv, and a query over the length limit
+ANY_QUERIES = QUERIES | st.sampled_from(["\ud800", "scaffold \udcff price", "x" * 100_000])
 
 
 def _chunk(number: int, text: str, section: str) -> Chunk:

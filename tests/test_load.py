@@ -79,7 +79,7 @@ def test_eight_bubbles_and_a_batch_at_once_keep_every_trace_whole_and_separate(d
             assert manifest.query == query
             assert len(records) == manifest.totals.candidates > 0
             assert {r.run_id for r in records} == {output["run_id"]}
-            assert {r.query for r in records} == {query}
+            assert {r.query_hash for r in records} == {manifest.query_hash}
             assert len({r.trace_id for r in records}) == len(records)
             selected = [
                 r.chunk_id for r in sorted(records, key=lambda r: r.selection_order or 0) if r.selection_order

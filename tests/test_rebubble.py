@@ -10,18 +10,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from esbubble.config import parse_config
 from esbubble.errors import NotFoundError
 from esbubble.models import Chunk
 from esbubble.queryset import QueryCase
 from esbubble.rebubble import (
+    MAX_CASE_ID_BYTES,
     ChunkNote,
     RunSummary,
+    batch_run_id,
     compare_runs,
     describe_chunks,
     find_manifests,
+    finished_case_ids,
     load_summaries,
+    new_batch_id,
     report_data,
     run_batch,
     trace_records,
@@ -241,3 +247,34 @@ def test_the_cron_script_runs_a_batch_with_the_connection_from_the_environment(
     )  # fmt: skip
     assert missing.returncode == 1
     assert "query set not found" in missing.stderr
+
+
+# --- run ids from long query-set ids ---------------------------------------------------------------
+
+
+def test_short_query_set_ids_keep_their_run_id() -> None:
+    assert batch_run_id("batch-x", "q_7") == "batch-x.q_7"
+
+
+@given(st.text(min_size=1, max_size=2000))
+def test_run_ids_stay_far_below_the_512_byte_id_limit_and_are_stable(case_id: str) -> None:
+    batch_id = new_batch_id(NOW)
+    run_id = batch_run_id(batch_id, case_id)
+    assert len(run_id.encode("utf-8")) <= len(batch_id) + 1 + MAX_CASE_ID_BYTES
+    assert run_id == batch_run_id(batch_id, case_id)
+    assert run_id.startswith(f"{batch_id}.")
+
+
+def test_long_ids_that_share_a_beginning_get_different_run_ids() -> None:
+    first, second = "q_" + "x" * 490, "q_" + "x" * 489 + "y"
+    assert batch_run_id("b", first) != batch_run_id("b", second)
+
+
+@pytest.mark.integration
+def test_a_batch_with_a_long_query_set_id_is_stored_and_resumable(indexed: Store) -> None:
+    long_id = "q_" + "x" * 490
+    cases = [QueryCase(id=long_id, query="membrane"), QueryCase(id="q_short", query="scope works")]
+    result = run_batch(indexed, cases, BASE, batch_id="batch-long", now=NOW)
+    assert (result.spooled, result.lost) == (0, 0)
+    assert all(len(run.run_id.encode()) <= 512 for run in result.runs)
+    assert finished_case_ids(indexed, "batch-long", BASE, [c.id for c in cases]) == {long_id, "q_short"}

@@ -44,6 +44,25 @@ def test_empty_query_is_a_user_error(flags: list[str], query: str) -> None:
     assert "the query is empty" in line
 
 
+@pytest.mark.parametrize("command", ["bubble", "assemble"])
+def test_a_query_over_the_length_limit_is_one_line_exit_1(flags: list[str], command: str) -> None:
+    line = _one_error_line(run(*flags, command, "scaffold " * 12_000), 1)
+    assert "the query has 108,000 characters, more than the limit of 4,096" in line
+
+
+def test_a_query_set_line_over_the_length_limit_is_reported_and_the_rest_run(
+    flags: list[str], tmp_path: Path
+) -> None:
+    queries = tmp_path / "q.jsonl"
+    long_line = json.dumps({"id": "long", "query": "x" * 5000})
+    queries.write_text('{"id": "a", "query": "scaffold hire"}\n' + long_line + "\n")
+    result = run(*flags, "rebubble", str(queries), "--json")
+    assert result.exit_code == 1
+    assert f"{queries}:line 2: invalid 'query'" in result.stderr
+    assert "the query has 5,000 characters, more than the limit of 4,096" in result.stderr
+    assert [r["run_id"].rsplit(".", 1)[-1] for r in json.loads(result.stdout)["runs"]] == ["a"]
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -51,9 +70,9 @@ def test_empty_query_is_a_user_error(flags: list[str], query: str) -> None:
         "?!... ,;:",  # only punctuation
         "scaffold \x00\x07\x1b[31m hire\u202e\u200b",  # control and bidi characters
         "scaffold 脚手架 строительные леса σκαλωσιά",  # mixed scripts
-        "scaffold " * 12_000,  # about 100 KB
+        "scaffold " * 455,  # just under the 4,096-character limit
     ],
-    ids=["stop-words", "punctuation", "control-chars", "mixed-scripts", "100KB"],
+    ids=["stop-words", "punctuation", "control-chars", "mixed-scripts", "at-the-limit"],
 )
 def test_odd_queries_give_a_valid_bubble_and_a_complete_trace(
     store: Store, flags: list[str], query: str

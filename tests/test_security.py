@@ -12,7 +12,6 @@ import logging
 import re
 import ssl
 import subprocess
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from esbubble.manifest import build_manifest
 from esbubble.models import Candidate
 from esbubble.runner import run_bubble
 from esbubble.settings import Settings, load_settings
-from esbubble.store.audit import AuditWarning, TraceWriter, read_run
+from esbubble.store.audit import TraceWriter, read_run
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client
 from esbubble.store.connection import Store, connect
@@ -90,15 +89,14 @@ def test_api_key_and_password_never_reach_any_artefact_of_a_run(
     dead = make_client("http://127.0.0.1:9", api_key=API_KEY, max_retries=0)
     store = Store(dead, bare_store.names, bare_store.engine, "http://127.0.0.1:9", dead_settings)
     index_chunks(bare_store, QUOTE_JOB)
-    with pytest.warns(AuditWarning) as spool_warnings:
-        result = run_bubble(bare_store, "scaffold hire", BubbleConfig(), writer=TraceWriter.for_store(store))
+    result = run_bubble(bare_store, "scaffold hire", BubbleConfig(), writer=TraceWriter.for_store(store))
     assert result.write_result.spooled > 0
     assert all(r.exit_code == 0 for r in results[:4]), [r.stderr for r in results]
     artefacts = {
         "stdout/stderr": "\n".join(r.stdout + r.stderr for r in results),
         "home (spool, engine logs, snapshots)": _files_text(isolated_home),
         "traces and manifests": _dump_indices(bare_store),
-        "logs and warnings": caplog.text + "\n".join(str(w.message) for w in spool_warnings),
+        "logs and the spool reason": caplog.text + str(result.write_result.error),
         "settings repr": repr(dead_settings) + str(dead_settings.model_dump()),
     }
     for where, text in artefacts.items():
@@ -115,9 +113,10 @@ def test_redact_query_keeps_only_its_hash_in_traces_and_manifest(store: Store) -
     manifest, records = read_run(store, result.bubble.run_id)
     digest = hashlib.sha256(query.encode("utf-8")).hexdigest()
     assert records and manifest.query is None
-    assert {r.query for r in records} == {None}
+    assert all("query" not in r.model_dump() for r in records)
     assert {r.query_hash for r in records} == {manifest.query_hash}
     assert len(manifest.query_hash) == len(digest)
+    assert manifest.query_hash != digest  # keyed: a guess cannot be confirmed without the home's key
     stored = _dump_indices(store)
     for word in ("Jane", "Roe", "patient", query):
         assert word not in stored
@@ -132,7 +131,7 @@ def test_cli_redact_query_flag(store: Store) -> None:
     assert result.exit_code == 0, result.stderr
     run_id = json.loads(result.stdout)["run_id"]
     manifest, records = read_run(store, run_id)
-    assert manifest.query is None and {r.query for r in records} == {None}
+    assert manifest.query is None and records
     assert "Jane" not in _dump_indices(store)
 
 
@@ -308,12 +307,8 @@ def test_spool_warning_names_no_secret(isolated_home: Path) -> None:
         timings_ms={},
         now=now,
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = writer.write(manifest, bubble.trace)
+    result = writer.write(manifest, bubble.trace)
     assert result.spooled == len(bubble.trace) + 1
-    assert caught and all(issubclass(w.category, AuditWarning) for w in caught)
-    assert all(API_KEY not in str(w.message) for w in caught)
     assert result.error is not None and API_KEY not in result.error
 
 

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from _store_data import QUOTE_JOB
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+from reliability_proxy import forwarding_proxy
 
+from esbubble.cli import cli
 from esbubble.config import parse_config
 from esbubble.errors import ConfigError, NotFoundError
 from esbubble.runner import run_bubble
 from esbubble.store.audit import (
-    AuditWarning,
     TraceWriter,
     flush_spool,
     parse_age,
     prune_traces,
     read_run,
     spool_dir,
+    spool_file,
 )
 from esbubble.store.chunks import index_chunks
-from esbubble.store.connection import Store
+from esbubble.store.client import make_client
+from esbubble.store.connection import Store, connect
 
 pytestmark = pytest.mark.integration
 
@@ -51,9 +58,9 @@ def test_refused_records_are_spooled_and_the_rest_written(store: Store) -> None:
         index=blocked_index, mappings={"properties": {"chunk_id": {"type": "integer"}}}
     )
     writer = TraceWriter.for_store(store)
-    with pytest.warns(AuditWarning, match="1 spooled"):
-        written = writer.write(result.manifest, [blocked, *records[1:]])
+    written = writer.write(result.manifest, [blocked, *records[1:]])
     assert (written.written, written.spooled) == (len(records), 1)
+    assert written.error is not None and written.error.startswith("1 of ")
     assert written.spool_file is not None
     line = json.loads(written.spool_file.read_text().strip())
     assert (line["_index"], line["_id"]) == (blocked_index, blocked.trace_id)
@@ -99,3 +106,84 @@ def test_parse_age() -> None:
     assert parse_age("12h") == timedelta(hours=12)
     with pytest.raises(ConfigError, match="invalid age '30x'"):
         parse_age("30x")
+
+
+# --- ids that become file names ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "run_id", ["x/../../../../escape/pwned", "sheet/row", "..", ".hidden", "q" * 600, "naïve id", "a\\b"]
+)
+def test_spool_file_is_one_bounded_name_directly_in_the_spool(tmp_path: Path, run_id: str) -> None:
+    path = spool_file(tmp_path, run_id)
+    assert path.parent == spool_dir(tmp_path)
+    assert len(path.name.encode()) <= 255 and "/" not in path.name and not path.name.startswith(".")
+    assert spool_file(tmp_path, run_id) == path  # stable: one file per run
+
+
+def test_plain_run_ids_keep_their_name(tmp_path: Path) -> None:
+    assert spool_file(tmp_path, "batch-1.q_7").name == "batch-1.q_7.jsonl"
+
+
+@given(st.text(min_size=1, max_size=300))
+def test_any_run_id_stays_inside_the_spool(run_id: str) -> None:
+    home = Path("/home/esbubble")
+    path = spool_file(home, run_id)
+    assert path.parent == spool_dir(home) and len(path.name.encode()) <= 255
+
+
+def test_traversal_run_id_spools_inside_home_and_flush_reads_it(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    home = store.settings.home
+    result = run_bubble(store, "scaffold roof", parse_config({}))
+    evil = result.manifest.model_copy(update={"run_id": "x/../../../../escape/pwned"})
+    dead = make_client("http://127.0.0.1:9", request_timeout=1, max_retries=0)
+    spooled = TraceWriter(dead, store.names, home).write(evil, result.bubble.trace)
+    dead.close()
+    assert spooled.spooled == len(result.bubble.trace) + 1 and spooled.spool_file is not None
+    assert spooled.spool_file.parent == spool_dir(home)
+    assert [p for p in home.parent.rglob("pwned*")] == []
+    flushed = flush_spool(store)
+    assert (flushed.written, flushed.remaining) == (spooled.spooled, 0)
+
+
+def test_flush_reads_spool_files_in_subfolders(store: Store) -> None:
+    """Older versions spooled an id like ``sheet/row`` into a subfolder: flush must not skip it."""
+    index_chunks(store, QUOTE_JOB)
+    result = run_bubble(store, "scaffold roof", parse_config({}))
+    nested = spool_dir(store.settings.home) / "sheet" / "row.jsonl"
+    nested.parent.mkdir(parents=True)
+    actions = TraceWriter.for_store(store).actions(result.manifest, result.bubble.trace)
+    nested.write_text("".join(json.dumps(a) + "\n" for a in actions))
+    flushed = flush_spool(store)
+    assert (flushed.written, flushed.remaining, flushed.files) == (len(actions), 0, 1)
+    assert not nested.exists()
+
+
+# --- prune ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["99999999999d", "36601d", "9" * 5000 + "d"])
+def test_absurd_ages_are_config_errors(text: str) -> None:
+    with pytest.raises(ConfigError, match="invalid age"):
+        parse_age(text)
+
+
+def test_prune_cli_rejects_an_absurd_age_without_traceback() -> None:
+    result = CliRunner().invoke(
+        cli, ["traces", "prune", "--older-than", "99999999999d"], catch_exceptions=False
+    )
+    assert result.exit_code == 1
+    assert result.stderr.startswith("esbubble: error: invalid age '99999999999d'")
+
+
+def test_prune_deletes_by_query_with_conflicts_proceed(store: Store) -> None:
+    """A record re-written while delete_by_query runs (a spool replay) must not abort the prune (409)."""
+    _run(store)
+    assert store.settings.url is not None
+    with forwarding_proxy(store.settings.url) as (url, wire):
+        proxied = connect(url, store.settings.model_copy(update={"url": url}), shown_url=url)
+        prune_traces(proxied, timedelta(days=30))
+        proxied.client.close()
+    deletes = [line for line in wire.requests if "_delete_by_query" in line]
+    assert deletes and all("conflicts=proceed" in line for line in deletes)

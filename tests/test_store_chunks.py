@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from _store_data import QUOTE_JOB, make_chunk
 
-from esbubble.errors import BulkError
+from esbubble.errors import BulkError, EngineError
 from esbubble.store.chunks import (
     NeighbourRequest,
     count_chunks,
@@ -71,3 +71,10 @@ def test_every_failed_item_is_reported(store: Store) -> None:
         bulk_write(store, actions, what="chunks")
     assert sorted(str(e["_id"]) for e in raised.value.errors) == ["bad0", "bad1", "bad2"]
     assert "3 of 4 chunks failed" in raised.value.message
+
+
+def test_counting_a_missing_chunk_index_says_to_run_init(bare_store: Store) -> None:
+    with pytest.raises(EngineError) as error:
+        count_chunks(bare_store)
+    line = error.value.one_line()
+    assert f"the chunk index {bare_store.names.chunks} does not exist" in line and "esbubble init" in line

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import itertools
+from dataclasses import replace
+
 import pytest
 from _store_data import make_chunk
+from elasticsearch import NotFoundError as EsNotFoundError
+from hypothesis import given
+from hypothesis import strategies as st
+from reliability_proxy import forwarding_proxy
 
-from esbubble.errors import BulkError
+from esbubble.errors import BulkError, ConfigError, EngineError
 from esbubble.models import Chunk, ChunkTerms, RunManifest, TraceRecord
 from esbubble.store.chunks import get_chunks, index_chunks
-from esbubble.store.connection import Store
-from esbubble.store.templates import INDEX_TEMPLATES, ensure_chunk_fields, init_indices, load_template
+from esbubble.store.connection import Store, connect
+from esbubble.store.names import IndexNames
+from esbubble.store.templates import (
+    COMPONENTS,
+    INDEX_TEMPLATES,
+    ensure_chunk_fields,
+    init_indices,
+    load_template,
+    patterns_overlap,
+)
 from esbubble.text import TERMS_VERSION, term_counts
 
 
@@ -104,3 +121,87 @@ def test_an_older_chunk_index_gains_the_new_fields_and_keeps_stored_terms(bare_s
     steps = {step.kind: step.status for step in init_indices(bare_store).steps}
     assert steps["index"] == "unchanged"
     assert steps["index_template"] in ("created", "updated")
+
+
+# --- prefixes whose templates would overlap; no partial install ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "overlap"),
+    [
+        ("esbubble-traces-chunks-*", "esbubble-traces-*", True),
+        ("esbubble-traces-*", "esbubble-traces-chunks-*", True),
+        ("esbubble-runs-*", "esbubble-traces-*", False),
+        ("a-chunks-*", "a-chunks-v1", True),
+        ("a*b", "*c", False),
+        ("*", "anything", True),
+    ],
+)
+def test_patterns_overlap(first: str, second: str, overlap: bool) -> None:
+    assert patterns_overlap(first, second) is overlap
+
+
+@given(st.from_regex(r"[ab*-]{0,8}", fullmatch=True), st.from_regex(r"[ab*-]{0,8}", fullmatch=True))
+def test_patterns_overlap_agrees_with_matching_names(first: str, second: str) -> None:
+    names = ["".join(p) for n in range(5) for p in itertools.product("ab-", repeat=n)]
+    both = any(fnmatch.fnmatchcase(n, first) and fnmatch.fnmatchcase(n, second) for n in names)
+    if both:
+        assert patterns_overlap(first, second)
+    assert patterns_overlap(first, second) == patterns_overlap(second, first)
+
+
+def _other(store: Store, prefix: str) -> Store:
+    settings = store.settings.model_copy(update={"prefix": prefix})
+    return replace(store, names=IndexNames.for_prefix(prefix), settings=settings)
+
+
+def _installed(store: Store, prefix: str) -> list[str]:
+    templates = store.client.indices.get_index_template().body["index_templates"]
+    components = store.client.cluster.get_component_template().body["component_templates"]
+    own = {f"{prefix}-{short}" for short in (*INDEX_TEMPLATES, *COMPONENTS)}
+    return [t["name"] for t in [*templates, *components] if t["name"] in own]
+
+
+@pytest.mark.parametrize("order", ["existing-first", "overlapping-first"])
+def test_a_prefix_whose_patterns_overlap_is_refused_before_anything_is_written(
+    bare_store: Store, order: str
+) -> None:
+    outer = bare_store
+    inner = _other(bare_store, f"{outer.names.prefix}-traces")
+    installed, refused = (outer, inner) if order == "existing-first" else (inner, outer)
+    try:
+        init_indices(installed)
+        before = _installed(bare_store, installed.names.prefix)
+        with pytest.raises(ConfigError, match="would overlap") as error:
+            init_indices(refused)
+        assert "-traces-chunks-*" in error.value.one_line()
+        assert before and _installed(bare_store, refused.names.prefix) == []
+        assert not bare_store.client.indices.exists(index=refused.names.chunks_index)
+    finally:
+        _drop(bare_store, inner.names.prefix)
+
+
+def _drop(store: Store, prefix: str) -> None:
+    for short in INDEX_TEMPLATES:
+        with contextlib.suppress(EsNotFoundError):
+            store.client.indices.delete_index_template(name=f"{prefix}-{short}")
+    for short in COMPONENTS:
+        with contextlib.suppress(EsNotFoundError):
+            store.client.cluster.delete_component_template(name=f"{prefix}-{short}")
+    for name in store.client.indices.get(index=f"{prefix}-*").body:
+        store.client.indices.delete(index=name)
+
+
+def test_a_refused_step_rolls_back_what_init_created(bare_store: Store) -> None:
+    assert bare_store.settings.url is not None
+    prefix = bare_store.names.prefix
+    with forwarding_proxy(bare_store.settings.url, fail_status=400) as (url, wire):
+        wire.fail_matching = f"PUT /_index_template/{prefix}-runs"
+        proxied = connect(url, bare_store.settings.model_copy(update={"url": url}), shown_url=url)
+        with pytest.raises(EngineError, match="status 400") as error:
+            init_indices(proxied)
+        proxied.client.close()
+    assert "permissions" not in error.value.one_line()
+    assert any(f"PUT /_component_template/{prefix}-settings" in line for line in wire.requests)
+    assert _installed(bare_store, prefix) == []
+    assert not bare_store.client.indices.exists(index=bare_store.names.chunks_index)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.text import query_terms, tokenize, word_set
+from esbubble.errors import InputError
+from esbubble.text import MAX_QUERY_CHARS, check_query_text, query_terms, tokenize, word_set
 
 _GENERAL = re.compile(r"[^\W_]+")
 
@@ -43,3 +45,9 @@ def test_tokens_are_nfkc_lowercase_runs_of_letters_and_digits() -> None:
 def test_query_terms_are_distinct_in_first_seen_order_without_stop_words() -> None:
     assert query_terms("What is the warranty period of the warranty?") == ["warranty", "period"]
     assert word_set("The membrane and the membrane") == frozenset({"membrane"})
+
+
+def test_queries_longer_than_the_limit_are_refused_with_their_length() -> None:
+    check_query_text("x" * MAX_QUERY_CHARS)
+    with pytest.raises(InputError, match="100,000 characters, more than the limit of 4,096"):
+        check_query_text("x" * 100_000)

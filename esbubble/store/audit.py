@@ -4,13 +4,16 @@ A run never fails because auditing failed. ``TraceWriter.write`` bulk-writes
 one document per trace record (``_id`` = trace_id) to the monthly
 ``<prefix>-traces-YYYY.MM`` index and the manifest (``_id`` = run_id) to
 ``<prefix>-runs-YYYY.MM``; whatever the cluster refuses or cannot receive is
-appended to ``<home>/spool/<run_id>.jsonl`` with a warning. ``flush_spool``
+appended to ``<home>/spool/<run_id>.jsonl`` (see ``spool_file``), and the
+``WriteResult`` says so: the caller reports it once (the CLI prints one line,
+and exits 4 when records could be neither written nor spooled). ``flush_spool``
 replays the spool later; ids make replays idempotent, so nothing is duplicated.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import logging
 import os
@@ -19,8 +22,8 @@ import re
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,11 +49,7 @@ BULK_MAX_RETRIES = 5
 TRACE_BULK_ACTIONS = 5000
 PAGE_SIZE = 1000
 _MONTHLY = re.compile(r"-(\d{4})\.(\d{2})$")
-_DURATION = re.compile(r"(\d+)\s*([dhm])")
-
-
-class AuditWarning(UserWarning):
-    """Audit records could not be written to the cluster and were spooled locally."""
+_DURATION = re.compile(r"(\d{1,12})\s*([dhm])")
 
 
 class WriteResult(BaseModel):
@@ -78,18 +77,47 @@ def spool_dir(home: Path) -> Path:
     return home / "spool"
 
 
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def spool_file(home: Path, run_id: str) -> Path:
+    """The spool file of one run: always one file directly in the spool folder.
+
+    Run ids come partly from user input (query-set ids), so one that is not a
+    short plain file name (``/``, ``..``, over 100 characters, …) is replaced
+    by the SHA-256 of the run id: never a path outside the folder, never a
+    name too long for the file system, and still one stable file per run.
+    """
+    safe = _SAFE_NAME.fullmatch(run_id) and ".." not in run_id
+    name = run_id if safe else hashlib.sha256(run_id.encode("utf-8")).hexdigest()
+    return spool_dir(home) / f"{name}.jsonl"
+
+
 def _reason(error: ApiError | TransportError) -> str:
     return error.message if isinstance(error, ApiError) else str(error)
 
 
-def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
-    """Index ``actions``; return how many were written and the actions that failed (in action order).
+@dataclass(frozen=True, slots=True)
+class _BulkOutcome:
+    """One bulk write: how many landed, the actions that did not (in action order), and why."""
+
+    written: int
+    failed: list[dict[str, Any]]
+    error: str | None = None
+    whole_request: bool = False  # the cluster refused the request itself, not single items
+    unreachable: bool = False  # no answer at all (connection, timeout, TLS)
+
+
+def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> _BulkOutcome:
+    """Index ``actions``; transport failures propagate, refusals come back in the outcome.
 
     Failed items are matched by ``_id`` (ids are unique per call) because
     retried items come back out of order.
     """
     written = 0
     failed_ids: set[str] = set()
+    reason: str | None = None
+    whole = False
     for ok, item in streaming_bulk(
         client,
         iter(actions),
@@ -101,9 +129,16 @@ def _bulk(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> tuple[int
     ):
         if ok:
             written += 1
-        else:
-            failed_ids.add(str(next(iter(item.values())).get("_id")))
-    return written, [action for action in actions if action["_id"] in failed_ids]
+            continue
+        info = next(iter(item.values()))
+        failed_ids.add(str(info.get("_id")))
+        whole = whole or "exception" in info
+        if reason is None:
+            error = info.get("error")
+            detail = error.get("reason") or error.get("type") if isinstance(error, dict) else error
+            reason = f"status {info.get('status')}: {detail}"
+    failed = [action for action in actions if action["_id"] in failed_ids]
+    return _BulkOutcome(written, failed, reason, whole)
 
 
 def _refresh(client: Elasticsearch, names: IndexNames) -> None:
@@ -116,15 +151,15 @@ def _refresh(client: Elasticsearch, names: IndexNames) -> None:
 
 def _write_actions(
     client: Elasticsearch, names: IndexNames, actions: Sequence[dict[str, Any]]
-) -> tuple[int, list[dict[str, Any]], str | None]:
-    """Bulk-write and refresh; how many were written, the actions that failed, and why all failed if so."""
+) -> _BulkOutcome:
+    """Bulk-write and refresh; an unreachable cluster is an outcome where every action failed."""
     try:
-        written, failed = _bulk(client, actions)
-        if written:
+        outcome = _bulk(client, actions)
+        if outcome.written:
             _refresh(client, names)
     except (ApiError, TransportError) as problem:
-        return 0, list(actions), _reason(problem)
-    return written, failed, None
+        return _BulkOutcome(0, list(actions), _reason(problem), unreachable=not isinstance(problem, ApiError))
+    return outcome
 
 
 def _write_lines(path: Path, actions: Iterable[dict[str, Any]]) -> None:
@@ -168,17 +203,16 @@ class TraceWriter:
         return actions
 
     def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
-        """Write to the cluster; never raises for audit failures (warns and spools instead)."""
+        """Write to the cluster; never raises for audit failures (spools instead, see ``WriteResult``)."""
         actions = self.actions(manifest, records)
-        written, failed, error = _write_actions(self._client, self._names, actions)
-        if not failed:
-            return WriteResult(written=written)
-        if error is None:
-            error = f"{len(failed)} of {len(actions)} audit records refused"
-        return self._spool(manifest.run_id, written, failed, error)
+        outcome = _write_actions(self._client, self._names, actions)
+        if not outcome.failed:
+            return WriteResult(written=outcome.written)
+        error = _why(outcome, len(actions))
+        return self._spool(manifest.run_id, outcome.written, outcome.failed, error)
 
     def _spool(self, run_id: str, written: int, failed: list[dict[str, Any]], error: str) -> WriteResult:
-        path = spool_dir(self._home) / f"{run_id}.jsonl"
+        path = spool_file(self._home, run_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             existing = _read_spool(path)[0] if path.exists() else []
@@ -188,15 +222,13 @@ class TraceWriter:
                 f"audit records of run {run_id} could not be written ({error}) "
                 f"nor spooled to {path} ({disk.strerror}); {len(failed)} records lost"
             )
-            log.error(message)
-            warnings.warn(message, AuditWarning, stacklevel=3)
+            log.debug(message)
             return WriteResult(written=written, lost=len(failed), error=error)
         message = (
             f"audit records of run {run_id} not written ({error}); {len(failed)} spooled to {path} "
             "— replay them with `esbubble traces flush`"
         )
-        log.warning(message)
-        warnings.warn(message, AuditWarning, stacklevel=3)
+        log.debug(message)
         return WriteResult(written=written, spooled=len(failed), spool_file=path, error=error)
 
 
@@ -242,6 +274,7 @@ class BackgroundTraceWriter(TraceWriter):
         self._queue: queue.Queue[_Run | _Flush | None] = queue.Queue()
         self._lock = threading.Lock()
         self._written = self._spooled = self._lost = 0
+        self._error: str | None = None
         self._closed = False
         self._thread = threading.Thread(target=self._drain, name="esbubble-trace-writer", daemon=True)
         self._thread.start()
@@ -282,9 +315,16 @@ class BackgroundTraceWriter(TraceWriter):
         leftover = [item for item in _drain_now(self._queue) if isinstance(item, tuple)]
         for manifest, records in leftover:
             self._tally(self._spool(manifest.run_id, 0, self.actions(manifest, records), "writer stopped"))
-        return WriteResult(written=self._written, spooled=self._spooled, lost=self._lost)
+        return WriteResult(
+            written=self._written,
+            spooled=self._spooled,
+            lost=self._lost,
+            spool_file=spool_dir(self._home) if self._spooled else None,
+            error=self._error,
+        )
 
     def _tally(self, result: WriteResult) -> None:
+        self._error = self._error or result.error
         self._written += result.written
         self._spooled += result.spooled
         self._lost += result.lost
@@ -320,7 +360,9 @@ class BackgroundTraceWriter(TraceWriter):
             except BaseException as problem:
                 # A bug, not a cluster failure: keep the records on disk, then let it surface.
                 for manifest, records in runs:
-                    self._spool(manifest.run_id, 0, self.actions(manifest, records), repr(problem))
+                    self._tally(
+                        self._spool(manifest.run_id, 0, self.actions(manifest, records), repr(problem))
+                    )
                 raise
             finally:
                 for _ in batch:
@@ -329,16 +371,30 @@ class BackgroundTraceWriter(TraceWriter):
                 return
 
     def _write_runs(self, runs: Sequence[_Run]) -> None:
+        """One bulk request for several runs; should the cluster refuse the request as a whole (one
+        bad record can make it answer 400), each run is retried on its own, so one run's problem
+        never sends the other runs' records to the spool."""
         per_run = [(manifest.run_id, self.actions(manifest, records)) for manifest, records in runs]
         actions = [action for _, run_actions in per_run for action in run_actions]
-        written, failed, error = _write_actions(self._client, self._names, actions)
-        self._written += written
-        failed_ids = {action["_id"] for action in failed}
+        outcome = _write_actions(self._client, self._names, actions)
+        if outcome.whole_request and len(runs) > 1:
+            for run in runs:
+                self._write_runs([run])
+            return
+        self._written += outcome.written
+        failed_ids = {action["_id"] for action in outcome.failed}
         for run_id, run_actions in per_run:
             refused = [action for action in run_actions if action["_id"] in failed_ids]
             if refused:
-                why = error or f"{len(refused)} of {len(run_actions)} audit records refused"
-                self._tally(self._spool(run_id, 0, refused, why))
+                self._tally(self._spool(run_id, 0, refused, _why(outcome, len(run_actions))))
+
+
+def _why(outcome: _BulkOutcome, total: int) -> str:
+    """Why a run's records were not written: the transport error, or how many the cluster refused."""
+    if outcome.unreachable:
+        return outcome.error or "the cluster did not answer"
+    refused = f"{len(outcome.failed)} of {total} audit records refused"
+    return f"{refused} ({outcome.error})" if outcome.error else refused
 
 
 def _actions_of(item: _Run | _Flush | None) -> int:
@@ -354,6 +410,15 @@ def _drain_now(items: queue.Queue[_Run | _Flush | None]) -> list[_Run | _Flush |
             return drained
 
 
+def _current_form(action: dict[str, Any]) -> dict[str, Any]:
+    """Trace records spooled by versions that stored the query in every record: the query is in the
+    run manifest now, and the strict trace mapping no longer has the field."""
+    source = action["_source"]
+    if isinstance(source, dict) and "trace_id" in source and "query" in source:
+        return {**action, "_source": {k: v for k, v in source.items() if k != "query"}}
+    return action
+
+
 def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Parsed actions and the raw lines that are not valid actions (kept, never dropped)."""
     actions: list[dict[str, Any]] = []
@@ -367,7 +432,7 @@ def _read_spool(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             invalid.append(line)
             continue
         if isinstance(action, dict) and {"_index", "_id", "_source"} <= set(action):
-            actions.append(action)
+            actions.append(_current_form(action))
         else:
             invalid.append(line)
     return actions, invalid
@@ -377,11 +442,13 @@ def flush_spool(store: Store) -> FlushResult:
     """Replay every spool file; remove what was written, keep what failed (and lines that are not records)."""
     directory = spool_dir(store.settings.home)
     written = remaining = files = 0
-    for path in sorted(directory.glob("*.jsonl")) if directory.is_dir() else []:
+    # rglob: spool files written by older versions could sit in subfolders (ids with ``/``).
+    for path in sorted(directory.rglob("*.jsonl")) if directory.is_dir() else []:
         files += 1
         actions, invalid = _read_spool(path)
         try:
-            done, failed = _bulk(store.client, actions)
+            outcome = _bulk(store.client, actions)
+            done, failed = outcome.written, outcome.failed
         except (ApiError, TransportError) as error:
             raise EngineError(
                 f"cannot flush the audit spool to {store.display_url}: {_reason(error)}"
@@ -442,13 +509,22 @@ def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]
     return manifest, [TraceRecord.model_validate(hit["_source"]) for hit in records]
 
 
+MAX_AGE = timedelta(days=100 * 366)
+
+
 def parse_age(text: str) -> timedelta:
-    """``30d``, ``12h`` or ``90m`` → a ``timedelta``."""
+    """``30d``, ``12h`` or ``90m`` → a ``timedelta`` of at most ``MAX_AGE`` (about 100 years)."""
     match = _DURATION.fullmatch(text.strip())
+    problem = ConfigError(
+        f"invalid age {text!r}", hint="use a positive number with d, h or m, at most 36600d, e.g. 30d"
+    )
     if not match or int(match.group(1)) == 0:
-        raise ConfigError(f"invalid age {text!r}", hint="use a positive number with d, h or m, e.g. 30d")
+        raise problem
     amount, unit = int(match.group(1)), match.group(2)
-    return {"d": timedelta(days=amount), "h": timedelta(hours=amount), "m": timedelta(minutes=amount)}[unit]
+    minutes = amount * {"d": 24 * 60, "h": 60, "m": 1}[unit]
+    if minutes > MAX_AGE.total_seconds() // 60:
+        raise problem
+    return timedelta(minutes=minutes)
 
 
 def _month_end(index: str) -> datetime | None:
@@ -478,7 +554,9 @@ def prune_traces(store: Store, older_than: timedelta, *, now: datetime | None = 
                     store.client.indices.delete(index=index)
                 else:
                     query = {"range": {"@timestamp": {"lt": cutoff.isoformat()}}}
-                    response = store.client.delete_by_query(index=index, query=query, refresh=True)
+                    response = store.client.delete_by_query(
+                        index=index, query=query, refresh=True, conflicts="proceed"
+                    )
                     count = int(response.body["deleted"])
                 if alias == store.names.traces:
                     deleted_traces += count

@@ -98,6 +98,11 @@ def _engine_error(store: Store, action: str, error: ApiError | TransportError) -
     if index_missing(error):
         return missing_chunk_index(store, action)
     reason = error.message if isinstance(error, ApiError) else str(error)
+    if isinstance(error, ApiError) and "index_not_found" in reason:
+        return EngineError(
+            f"{store.display_url} failed to {action}: the chunk index {store.names.chunks} does not exist",
+            hint="run `esbubble init` and `esbubble ingest`, or check --prefix / ESBUBBLE_PREFIX",
+        )
     return EngineError(f"{store.display_url} failed to {action}: {reason}")
 
 

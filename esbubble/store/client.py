@@ -14,7 +14,13 @@ import random
 import time
 from typing import Any
 
-from elastic_transport import HttpHeaders, Transport, TransportApiResponse, Urllib3HttpNode
+from elastic_transport import (
+    HttpHeaders,
+    SerializationError,
+    Transport,
+    TransportApiResponse,
+    Urllib3HttpNode,
+)
 from elastic_transport._node import NodeApiResponse
 from elastic_transport.client_utils import DEFAULT, DefaultType
 from elasticsearch import Elasticsearch
@@ -83,9 +89,19 @@ class BackoffTransport(Transport):
         while True:
             response = super().perform_request(method, target, **kwargs)
             if response.meta.status not in RETRY_ON_STATUS or attempt >= MAX_RETRIES:
-                return response
+                return _json_or_error(method, response)
             attempt += 1
             time.sleep(backoff_delay(attempt))
+
+
+def _json_or_error(method: str, response: TransportApiResponse) -> TransportApiResponse:
+    """Every API esbubble calls answers JSON: a success that is not (a login page, a proxy's HTML)
+    becomes a ``SerializationError`` here instead of a crash where the body is read."""
+    body = response.body
+    if method != "HEAD" and 200 <= response.meta.status < 300 and not isinstance(body, dict | list):
+        kind = response.meta.headers.get("content-type", "no content type")
+        raise SerializationError(f"expected a JSON answer, got {kind}: {str(body)[:80]!r}")
+    return response
 
 
 def make_client(url: str, **options: Any) -> Elasticsearch:

@@ -81,9 +81,19 @@ def connect(url: str, settings: Settings, *, shown_url: str) -> Store:
             f"Elasticsearch at {shown_url} refused the credentials",
             hint="check ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD",
         ) from None
-    except (TransportError, ApiError) as error:
+    except ApiError as error:
         client.close()
-        reason = _scrub(str(getattr(error, "message", error)), settings)
+        reason = _scrub(str(error.message), settings)
+        status = error.meta.status
+        raise EngineError(
+            f"Elasticsearch at {shown_url} answered status {status}: {reason}",
+            hint="check the user's privileges (GET / needs the monitor cluster privilege)"
+            if status == 403
+            else "check that the URL points at Elasticsearch 8.18+ or 9.x",
+        ) from None
+    except TransportError as error:
+        client.close()
+        reason = _scrub(str(error), settings)
         raise EngineError(
             f"cannot reach Elasticsearch at {shown_url}: {reason}",
             hint="is it running? set ELASTICSEARCH_URL or --url, or unset it to use the embedded engine",
@@ -102,6 +112,26 @@ def open_store(settings: Settings) -> Iterator[Store]:
     one; otherwise an ephemeral engine lives for the duration of the block and
     its data is snapshotted to ``ESBUBBLE_HOME`` on exit.
     """
+    try:
+        with _store_session(settings) as store:
+            yield store
+    except (ApiError, TransportError) as error:
+        # A request the command did not expect to fail (an answer that is not JSON, a connection
+        # lost mid-command, an engine that died before its data was saved): one line, exit 3.
+        reason = _scrub(str(getattr(error, "message", error)), settings)
+        if settings.url is None:
+            raise EngineError(
+                f"the embedded engine stopped answering: {reason}",
+                hint="writes since its last snapshot may be lost; the next command starts it again",
+            ) from None
+        raise EngineError(
+            f"the cluster at {settings.display_url} stopped answering as expected: {reason}",
+            hint="check that it is running and reachable",
+        ) from None
+
+
+@contextlib.contextmanager
+def _store_session(settings: Settings) -> Iterator[Store]:
     with contextlib.ExitStack() as stack:
         if settings.url is not None:
             store = connect(settings.url, settings, shown_url=settings.display_url)

@@ -41,13 +41,29 @@ def candidates_from_hits(hits: list[dict[str, Any]]) -> list[Candidate]:
     ]
 
 
-def _failure(store: Store, query: str, reason: object) -> EngineError | NotFoundError:
+def _failure(store: Store, reason: object, status: int | None) -> EngineError | NotFoundError:
+    """One retrieval failure (``status`` None: no answer). The message never repeats the query text
+    (it may be redacted); a missing chunk index is the user's to fix (exit 1), anything else exit 3."""
+    chunks = store.names.chunks
     if index_missing(reason):
-        return missing_chunk_index(store, f"retrieve for query {query!r}")
+        return missing_chunk_index(store, "retrieve candidates")
+    if status is None:
+        return EngineError(
+            f"retrieval from {chunks} failed: {store.display_url} did not answer ({reason})",
+            hint="check that the cluster is reachable, then run the command again",
+        )
     return EngineError(
-        f"retrieval for query {query!r} failed on {store.display_url}: {reason}",
-        hint="run `esbubble init` if the chunk index is missing",
+        f"retrieval from {chunks} failed on {store.display_url}: status {status}, {reason}",
+        hint=f"check that the user may read {chunks}" if status in (401, 403) else None,
     )
+
+
+def _request_failure(store: Store, error: ApiError | TransportError) -> EngineError | NotFoundError:
+    if isinstance(error, ApiError):
+        if index_missing(error):
+            return _failure(store, error, error.meta.status)
+        return _failure(store, f"{error.error}: {error.message}", error.meta.status)
+    return _failure(store, str(error), None)
 
 
 def retrieve(
@@ -58,10 +74,8 @@ def retrieve(
     started = time.perf_counter()
     try:
         response = store.client.search(index=store.names.chunks, body=body).body
-    except ApiError as error:
-        raise _failure(store, query, error if index_missing(error) else error.message) from None
-    except TransportError as error:
-        raise _failure(store, query, error) from None
+    except (ApiError, TransportError) as error:
+        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     return Retrieval(
         query=query,
@@ -85,17 +99,20 @@ def retrieve_many(
     started = time.perf_counter()
     try:
         responses = store.client.msearch(searches=searches).body["responses"]
-    except ApiError as error:
-        raise _failure(store, queries[0], error if index_missing(error) else error.message) from None
-    except TransportError as error:
-        raise _failure(store, queries[0], error) from None
+    except (ApiError, TransportError) as error:
+        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     results: list[Retrieval] = []
-    for query, body, response in zip(queries, bodies, responses, strict=True):
+    for number, (query, body, response) in enumerate(zip(queries, bodies, responses, strict=True)):
         if "error" in response:
             problem = response["error"]
-            reason = problem.get("reason", problem) if isinstance(problem, dict) else problem
-            raise _failure(store, query, problem if index_missing(problem) else reason)
+            if index_missing(problem):
+                raise _failure(store, problem, int(response.get("status") or 404))
+            detail = (
+                f"{problem.get('type')}: {problem.get('reason')}" if isinstance(problem, dict) else problem
+            )
+            where = f"query {number + 1} of {len(queries)}: {detail}"
+            raise _failure(store, where, int(response.get("status") or 500))
         results.append(
             Retrieval(
                 query=query,

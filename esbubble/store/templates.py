@@ -9,6 +9,8 @@ comparing whole bodies would break on the engine's own normalisation.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 from dataclasses import replace
@@ -200,18 +202,86 @@ def _audit_fields(store: Store, alias: str, component: str) -> InitStep:
     return InitStep(kind="index", name=alias, status="updated" if changed else "unchanged")
 
 
+def patterns_overlap(first: str, second: str) -> bool:
+    """Whether some index name matches both ``*`` patterns (Elasticsearch refuses two index templates
+    of equal priority whose patterns overlap)."""
+
+    @functools.cache
+    def meet(i: int, j: int) -> bool:
+        if i == len(first) and j == len(second):
+            return True
+        if i < len(first) and first[i] == "*":
+            return meet(i + 1, j) or (j < len(second) and meet(i, j + 1))
+        if j < len(second) and second[j] == "*":
+            return meet(i, j + 1) or (i < len(first) and meet(i + 1, j))
+        return i < len(first) and j < len(second) and first[i] == second[j] and meet(i + 1, j + 1)
+
+    return meet(0, 0)
+
+
+def template_conflicts(store: Store) -> list[str]:
+    """Installed index templates (other than this prefix's own) that Elasticsearch would refuse ours
+    next to: overlapping patterns at the same priority. E.g. prefix ``esbubble-traces`` makes
+    ``esbubble-traces-chunks-*``, which overlaps prefix ``esbubble``'s ``esbubble-traces-*``."""
+    prefix = store.names.prefix
+    ours = {f"{prefix}-{short}": load_template(short, prefix) for short in INDEX_TEMPLATES}
+    installed = store.client.indices.get_index_template().body.get("index_templates", [])
+    conflicts: list[str] = []
+    for entry in installed:
+        if entry["name"] in ours:
+            continue
+        template = entry["index_template"]
+        for name, body in ours.items():
+            if template.get("priority", 0) != body["priority"]:
+                continue
+            for mine in body["index_patterns"]:
+                clash = [p for p in template.get("index_patterns", []) if patterns_overlap(mine, p)]
+                if clash:
+                    conflicts.append(f"{name} ({mine}) overlaps {entry['name']} ({clash[0]})")
+    return conflicts
+
+
+def _rollback(store: Store, steps: list[InitStep]) -> None:
+    """Remove the templates this ``init`` created before it failed (best effort, newest first)."""
+    for step in reversed(steps):
+        if step.status != "created":
+            continue
+        with contextlib.suppress(ApiError, TransportError):
+            if step.kind == "index_template":
+                store.client.indices.delete_index_template(name=step.name)
+            elif step.kind == "component_template":
+                store.client.cluster.delete_component_template(name=step.name)
+
+
 def init_indices(store: Store) -> InitResult:
-    """Install templates and the chunk index; running it twice changes nothing."""
+    """Install templates and the chunk index; running it twice changes nothing.
+
+    Conflicts with templates already on the cluster are found before anything
+    is written; should the cluster still refuse a step, the templates this call
+    created are removed again, so ``init`` never leaves a partial install.
+    """
     try:
-        steps = [_component(store, short) for short in COMPONENTS]
-        steps += [_index_template(store, short) for short in INDEX_TEMPLATES]
+        conflicts = template_conflicts(store)
+    except ApiError as error:
+        raise _refused(store, error) from None
+    if conflicts:
+        raise ConfigError(
+            f"prefix {store.names.prefix!r} cannot be installed on {store.display_url}: "
+            f"its index templates would overlap others at the same priority: {'; '.join(conflicts)}",
+            hint="choose a prefix whose index names do not start with another esbubble prefix "
+            "followed by -chunks, -traces or -runs",
+        )
+    steps: list[InitStep] = []
+    try:
+        for short in COMPONENTS:
+            steps.append(_component(store, short))
+        for short in INDEX_TEMPLATES:
+            steps.append(_index_template(store, short))
         steps.append(_chunk_index(store))
         steps += [_audit_fields(store, alias, component) for alias, component in _audit_components(store)]
     except ApiError as error:
-        raise EngineError(
-            f"{store.display_url} refused to install the esbubble templates: {error.message}",
-            hint="check the cluster's permissions and version (8.18+ or 9.x)",
-        ) from None
+        _rollback(store, steps)
+        raise _refused(store, error) from None
     return InitResult(steps=steps)
 
 
@@ -234,3 +304,13 @@ def ensure_initialised(store: Store) -> InitResult | None:
         reason = error.message if isinstance(error, ApiError) else str(error)
         raise EngineError(f"{store.display_url} failed to look up {own.names.chunks}: {reason}") from None
     return init_indices(own)
+
+
+def _refused(store: Store, error: ApiError) -> EngineError:
+    status = error.meta.status
+    return EngineError(
+        f"{store.display_url} refused to install the esbubble templates: status {status}, {error.message}",
+        hint="use a user allowed to manage index templates and indices"
+        if status in (401, 403)
+        else "check the cluster's version (8.18+ or 9.x)",
+    )
