@@ -109,6 +109,9 @@ profile_option = click.option(
     "--profile", type=click.Path(dir_okay=False), help="Profile TOML (default: built-in defaults)."
 )
 budget_option = click.option("--budget", type=int, help="Token budget T_B (overrides the profile).")
+max_chunks_option = click.option(
+    "--max-chunks", type=int, help="Most chunks in a bubble (overrides the profile; default 100)."
+)
 index_option = click.option(
     "--index", help="Chunk index or alias to use instead of <prefix>-chunks (one name, no wildcards)."
 )
@@ -156,15 +159,22 @@ def redact_text(text: str, hidden: Sequence[str]) -> str:
 
 
 def resolve_config(
-    profile: str | None, *, budget: int | None = None, variant: str | None = None, delta: float | None = None
+    profile: str | None,
+    *,
+    budget: int | None = None,
+    variant: str | None = None,
+    delta: float | None = None,
+    max_chunks: int | None = None,
 ) -> BubbleConfig:
     """The profile (or defaults) with flag overrides, validated like a profile."""
     from esbubble.config import BubbleConfig, load_profile
 
     config = load_profile(profile) if profile else BubbleConfig()
-    if budget is None and variant is None and delta is None:
+    if budget is None and variant is None and delta is None and max_chunks is None:
         return config
-    return config.with_overrides(token_budget=budget, variant=variant, overlap_threshold=delta)
+    return config.with_overrides(
+        token_budget=budget, variant=variant, overlap_threshold=delta, max_chunks=max_chunks
+    )
 
 
 def load_query_set(path: str) -> QuerySet:
@@ -393,6 +403,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("query")
 @profile_option
 @budget_option
+@max_chunks_option
 @click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
 @index_option
@@ -404,6 +415,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     query: str,
     profile: str | None,
     budget: int | None,
+    max_chunks: int | None,
     variant: str | None,
     delta: float | None,
     index: str | None,
@@ -419,7 +431,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.text import check_query_text
 
     check_query_text(query)  # before an engine is started for nothing
-    config = resolve_config(profile, budget=budget, variant=variant, delta=delta)
+    config = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
     with redacting([query] if redact_query else []), store_of(ctx, index=index, initialise=True) as store:
         result = run_bubble(store, query, config, redact_query=redact_query)
     render.warn_empty(result.bubble)
@@ -434,6 +446,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("query")
 @profile_option
 @budget_option
+@max_chunks_option
 @click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
 @index_option
@@ -444,6 +457,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     query: str,
     profile: str | None,
     budget: int | None,
+    max_chunks: int | None,
     variant: str | None,
     delta: float | None,
     index: str | None,
@@ -463,7 +477,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.text import check_query_text
 
     check_query_text(query)
-    resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta)
+    resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
     data = resolved.model_dump(mode="json")
     data["assemble"]["enabled"] = True
     config = parse_config(data, source="assemble")
@@ -521,6 +535,7 @@ def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> Non
 @click.argument("queryset", type=click.Path())
 @profile_option
 @budget_option
+@max_chunks_option
 @click.option("--window", is_flag=True, help="Also measure window expansion (small-to-big).")
 @click.option("--parent", is_flag=True, help="Also measure parent-section expansion.")
 @click.option("--repair", is_flag=True, help="Also measure fixed-budget gap repair.")
@@ -533,6 +548,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     queryset: str,
     profile: str | None,
     budget: int | None,
+    max_chunks: int | None,
     window: bool,
     parent: bool,
     repair: bool,
@@ -552,7 +568,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.evaluate import evaluate, evaluation_tables
     from esbubble.progress import ProgressBar, wanted
 
-    config = resolve_config(profile, budget=budget)
+    config = resolve_config(profile, budget=budget, max_chunks=max_chunks)
     with_delivery = window or parent or repair or assemble_prompt
     delivery_config = (
         evaluate_options(config, window=window, parent=parent, repair=repair, assemble=assemble_prompt)
@@ -590,6 +606,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 @click.argument("queryset", type=click.Path())
 @profile_option
 @budget_option
+@max_chunks_option
 @click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
 @click.option(
     "--compare", "baseline", metavar="RUN_OR_BATCH_ID", help="Show what changed against these runs."
@@ -609,6 +626,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     queryset: str,
     profile: str | None,
     budget: int | None,
+    max_chunks: int | None,
     variant: str | None,
     baseline: str | None,
     workers: int,
@@ -627,7 +645,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.progress import ProgressBar, wanted
     from esbubble.store.audit import WriteResult, flush_spool
 
-    config = resolve_config(profile, budget=budget, variant=variant)
+    config = resolve_config(profile, budget=budget, variant=variant, max_chunks=max_chunks)
     queryset_loaded = load_query_set(queryset)
     cases = list(queryset_loaded.cases)
     now = datetime.now(UTC)
@@ -747,9 +765,9 @@ def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
                 words += [name, value]
     words += ["rebubble", queryset]
     params = ctx.params
-    for name in ("profile", "budget", "variant", "workers"):
+    for name in ("profile", "budget", "max_chunks", "variant", "workers"):
         if params.get(name) is not None and not (name == "workers" and params[name] == 1):
-            words += [f"--{name}", str(params[name])]
+            words += [f"--{name.replace('_', '-')}", str(params[name])]
     if params.get("redact_query"):
         words.append("--redact-query")
     words += ["--resume", batch_id]

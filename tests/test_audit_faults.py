@@ -271,9 +271,13 @@ def test_ca_certs_with_an_http_url_is_a_config_error(tmp_path: Path) -> None:
 SECRET_QUERY = "merger with acme corp confidential"
 
 
-def test_redacted_query_never_reaches_stderr_when_retrieval_fails(bare_store: Store) -> None:
-    result = run(*_on(bare_store), "bubble", SECRET_QUERY, "--redact-query")
-    assert result.exit_code == 3
+def test_redacted_query_never_reaches_stderr_when_retrieval_fails(store: Store) -> None:
+    index_chunks(store, QUOTE_JOB)
+    assert store.settings.url is not None
+    with forwarding_proxy(store.settings.url, fail_status=500) as (url, wire):
+        wire.fail_matching = "/_search"  # retrieval fails, everything else works
+        result = run("--url", url, "--prefix", store.names.prefix, "bubble", SECRET_QUERY, "--redact-query")
+    assert result.exit_code == 3, result.output
     assert SECRET_QUERY not in result.output and "acme" not in result.output
 
 

@@ -633,3 +633,13 @@ def test_root_keeps_same_named_files_apart(on_engine: list[str], tmp_path: Path)
     assert _doc_ids(on_engine, "apples bananas") >= {"colA/readme.md", "colB/readme.md"}
     both = run(*on_engine, "ingest", str(first), "--root", str(tmp_path), "--doc-id", "x")
     assert both.exit_code == 1 and "--doc-id and --root" in both.stderr
+
+
+@pytest.mark.integration
+def test_max_chunks_flag_caps_the_bubble(small_corpus: tuple[list[str], Path]) -> None:
+    flags, _ = small_corpus
+    capped = run(*flags, "bubble", "membrane", "--max-chunks", "1", "--json")
+    assert capped.exit_code == 0, capped.output
+    assert len(json.loads(capped.stdout)["selected"]) == 1
+    wrong = run(*flags, "bubble", "membrane", "--max-chunks", "0")
+    assert wrong.exit_code == 1 and "max_chunks" in wrong.stderr
