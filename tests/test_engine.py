@@ -262,3 +262,17 @@ def test_concurrent_invocations_do_not_lose_each_others_writes(isolated_home: Pa
     assert _python(READ, isolated_home)["count"] == 12
     stop_daemon(load_settings(home=isolated_home))
     assert _python(READ, isolated_home)["count"] == 12
+
+
+def test_watchdog_compacts_a_large_journal_while_the_engine_runs(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[engine]\ncompact_journal_mb = 0.001\n")
+    wrote = _python(WRITE, isolated_home, "5")
+    deadline = time.monotonic() + 30
+    while not snapshot_path(isolated_home).is_dir() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert snapshot_path(isolated_home).is_dir(), "the watchdog compacted in the background"
+    status = daemon_status(load_settings(home=isolated_home))
+    assert status.running and f"embedded ({status.url})" == wrote["url"], "without stopping the engine"
+    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    read = _python(READ, isolated_home)
+    assert read["count"] == 5 and read["versions"] == [1]

@@ -118,14 +118,19 @@ def _write_gz(path: Path, actions: Sequence[dict[str, Any]]) -> None:
 
 def archive_segment(home: Path, segment: Path) -> int:
     """Copy a journal segment's audit records to the history; returns how many."""
+    return archive(home, segment.stem, _audit_actions(read_segment(segment).entries, _pruned_before(home)))
+
+
+def archive(home: Path, name: str, actions: Iterable[dict[str, Any]]) -> int:
+    """Write audit actions to ``history/<index>/<name>.ndjson.gz`` (replacing that file); returns how many."""
     per_index: dict[str, list[dict[str, Any]]] = {}
-    for action in _audit_actions(read_segment(segment).entries, _pruned_before(home)):
+    for action in actions:
         per_index.setdefault(action["_index"], []).append(action)
-    for index, actions in per_index.items():
+    for index, grouped in per_index.items():
         directory = history_dir(home) / index
         directory.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-        _write_gz(directory / f"{segment.stem}.ndjson.gz", actions)
-    return sum(len(actions) for actions in per_index.values())
+        _write_gz(directory / f"{name}.ndjson.gz", grouped)
+    return sum(len(grouped) for grouped in per_index.values())
 
 
 def _index_dirs(home: Path, prefix: str | None, kind: str) -> list[Path]:
