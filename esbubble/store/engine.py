@@ -450,6 +450,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _is_engine(pid: int) -> bool | None:
+    """Is ``pid`` an osmem-server process? ``None`` where ``/proc`` cannot tell."""
+    try:
+        return b"osmem" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return None if not Path("/proc/self").exists() else False
+    except OSError:
+        return None
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/", timeout=2.0) as response:
@@ -473,7 +483,9 @@ def daemon_status(settings: Settings) -> DaemonStatus:
     except (ValueError, KeyError, TypeError):
         file.unlink(missing_ok=True)
         return stopped.model_copy(update={"stale_removed": True})
-    if _pid_alive(pid) and _answers(url):
+    # A live osmem is running even when a busy machine keeps it from answering in time: removing
+    # its record would start a second engine beside it.
+    if _pid_alive(pid) and (_is_engine(pid) or _answers(url)):
         return stopped.model_copy(update={"running": True, "pid": pid, "url": url, "started_at": started_at})
     file.unlink(missing_ok=True)
     return stopped.model_copy(update={"stale_removed": True})
