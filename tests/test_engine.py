@@ -212,7 +212,7 @@ def test_stale_staging_is_removed_and_files_are_private(isolated_home: Path) -> 
     stop_daemon(load_settings(home=home))
     assert not staging.exists(), "a killed export's staging directory is cleaned up"
     assert stat.S_IMODE(home.stat().st_mode) == 0o700, "the home is created private"
-    for path in [engine_dir(home), *engine_dir(home).rglob("*")]:
+    for path in [home, *home.rglob("*")]:
         if path.is_symlink():
             continue
         mode = stat.S_IMODE(path.stat().st_mode)

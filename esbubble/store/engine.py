@@ -57,6 +57,7 @@ from esbubble.store.journal import (
     Entry,
     Journal,
     journal_dir,
+    private_dir,
     read_journal,
     repair_tail,
     segment_number,
@@ -94,15 +95,6 @@ def engine_dir(home: Path) -> Path:
 def snapshot_path(home: Path) -> Path:
     """The current snapshot (a symlink to the newest snapshot directory)."""
     return engine_dir(home) / "snapshot"
-
-
-def private_dir(path: Path) -> Path:
-    """``path`` and its missing parents, created 0700 (the home holds the user's data)."""
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir(mode=PRIVATE_DIR)
-    return path
 
 
 def _write_private(path: Path, text: str) -> None:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from esbubble.errors import EngineError, NotFoundError
 from esbubble.models import RunManifest, TraceRecord
 from esbubble.store.connection import Store
-from esbubble.store.journal import PRIVATE_DIR, PRIVATE_FILE, Entry, journal_dir, read_segment, segments
+from esbubble.store.journal import PRIVATE_FILE, Entry, journal_dir, private_dir, read_segment, segments
 
 _AUDIT_INDEX = re.compile(r"^(?P<prefix>.+)-(?P<kind>traces|runs)-(?P<year>\d{4})\.(?P<month>\d{2})$")
 _PRUNED = "pruned.json"
@@ -128,7 +128,7 @@ def archive(home: Path, name: str, actions: Iterable[dict[str, Any]]) -> int:
         per_index.setdefault(action["_index"], []).append(action)
     for index, grouped in per_index.items():
         directory = history_dir(home) / index
-        directory.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+        private_dir(directory)
         _write_gz(directory / f"{name}.ndjson.gz", grouped)
     return sum(len(grouped) for grouped in per_index.values())
 

@@ -92,6 +92,15 @@ class JournalRead:
     damaged: tuple[str, ...]  # "segment:line: why", one per skipped line
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` and its missing parents, created 0700 (the home holds the user's data)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=PRIVATE_DIR)
+    return path
+
+
 def journal_dir(engine_dir: Path) -> Path:
     return engine_dir / "journal"
 
@@ -139,7 +148,7 @@ class Journal:
     def locked(self) -> Iterator[None]:
         """Exclusive use of the journal (this process's threads and every other process)."""
         with self._thread_lock:
-            self.directory.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+            private_dir(self.directory)
             fd = os.open(self.directory / "journal.lock", os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
