@@ -113,7 +113,27 @@ def bubble_p50_s(home: Path, rounds: int) -> float:
     return round(statistics.median(_cli(home, "bubble", QUERY, "--json")[0] for _ in range(rounds)), 3)
 
 
-def measure(sizes: list[int], chunks: int, rounds: int) -> dict[str, object]:
+def after_rebubbles(home: Path, batches: int, rounds: int) -> dict[str, object]:
+    """``bubble`` p50 after ``batches`` re-bubblings of the sample query set, and a restart's time."""
+    for _ in range(batches):
+        _cli(
+            home,
+            "rebubble",
+            str(SAMPLE / "queries.jsonl"),
+            "--profile",
+            str(SAMPLE / "profile.toml"),
+            "--json",
+        )
+    after = bubble_p50_s(home, rounds)
+    stop_daemon(Settings(home=home))
+    restart = _cli(home, "engine", "start")[0]
+    return {
+        f"bubble_cli_s_p50_after_{batches}_rebubbles": after,
+        f"engine_restart_s_after_{batches}_rebubbles": round(restart, 3),
+    }
+
+
+def measure(sizes: list[int], chunks: int, rounds: int, rebubbles: int = 10) -> dict[str, object]:
     results: dict[str, object] = {"esbubble_help_s": help_wall_s()}
     temp = Path(tempfile.mkdtemp(prefix="esbubble-history-"))
     last_home = None
@@ -129,6 +149,8 @@ def measure(sizes: list[int], chunks: int, rounds: int) -> dict[str, object]:
         stop_daemon(Settings(home=home))  # compaction
         _cli(home, "engine", "start")
         results[f"bubble_cli_s_p50_history_{size}"] = bubble_p50_s(home, rounds)
+        if size == sizes[0] and rebubbles:
+            results.update(after_rebubbles(home, rebubbles, rounds))
         last_home = home
     if sizes and sizes[0] == 0 and results[f"bubble_cli_s_p50_history_{sizes[0]}"]:
         top = results[f"bubble_cli_s_p50_history_{sizes[-1]}"]
@@ -165,10 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="0,50000,500000", help="history sizes (trace records)")
     parser.add_argument("--chunks", type=int, default=20_000, help="chunks for the engine-start measure")
     parser.add_argument("--rounds", type=int, default=7, help="bubble runs per size")
+    parser.add_argument("--rebubbles", type=int, default=10, help="rebubble batches before re-measuring")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
     started = time.perf_counter()
-    results = measure(sizes, args.chunks, args.rounds)
+    results = measure(sizes, args.chunks, args.rounds, args.rebubbles)
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["command"] = " ".join(["python", "benchmarks/bench_history.py", *(argv or sys.argv[1:])])
     print(json.dumps(results, indent=2))

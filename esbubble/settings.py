@@ -41,7 +41,7 @@ CONFIG_KEYS = (
     "prefix",
     "request_timeout",
 )
-ENGINE_KEYS = ("idle_minutes", "trace_window_days", "compact_journal_mb")
+ENGINE_KEYS = ("idle_minutes", "trace_window_runs", "compact_journal_mb")
 
 
 def default_home(env: Mapping[str, str] = os.environ) -> Path:
@@ -79,7 +79,7 @@ class Settings(BaseModel):
     request_timeout: float = Field(default=30.0, gt=0)
     # [engine] table: the embedded engine's idle stop, trace window and journal compaction size.
     engine_idle_minutes: float = Field(default=30.0, gt=0)
-    trace_window_days: int = Field(default=7, ge=0)
+    trace_window_runs: int = Field(default=20, ge=0)
     compact_journal_mb: float = Field(default=64.0, gt=0)
 
     @field_validator("url")

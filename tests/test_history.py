@@ -33,7 +33,7 @@ def _ok(*args: str) -> Result:
 def test_history_is_read_back_from_disk_and_pushed_once(
     isolated_home: Path, engine_url: str, tmp_path: Path
 ) -> None:
-    (isolated_home / "config.toml").write_text("[engine]\ntrace_window_days = 0\n")  # the engine keeps none
+    (isolated_home / "config.toml").write_text("[engine]\ntrace_window_runs = 0\n")  # the engine keeps none
     prefix = ["--prefix", f"h{uuid.uuid4().hex[:10]}"]
     _ok(*prefix, "init")
     _ok(*prefix, "ingest", str(SAMPLE / "quote_job.xlsx"), str(SAMPLE / "site_memo.md"))

@@ -39,7 +39,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,8 @@ def launch_osmem(
     It gets its own session so a terminal's Ctrl-C reaches only us; when not
     ``detached``, ``--parent-pid`` ends it if we die.
     """
-    args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch"]
+    # esbubble's mappings use no Japanese analysis; without its dictionary osmem loads text faster.
+    args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch", "--no-ja"]
     if not detached:
         args += ["--parent-pid", str(os.getpid())]
     if seed is not None:
@@ -372,12 +373,27 @@ def replay(client: Elasticsearch, entries: tuple[Entry, ...], on_entry: Callable
     return len(entries)
 
 
-def _drop_old_traces(client: Elasticsearch, window_days: int) -> None:
-    """Remove trace records older than the window from the engine (history keeps them)."""
-    cutoff = datetime.now(UTC) - timedelta(days=window_days)
+def _drop_old_traces(client: Elasticsearch, window_runs: int) -> None:
+    """Keep only the trace records of the last ``window_runs`` runs in the engine (the history keeps all).
+
+    Loading trace records is what makes osmem slow to start (docs/benchmarks.md), so
+    the engine's share is bounded by a number of runs, not by days.
+    """
+    keep: list[str] = []
+    if window_runs:
+        recent = client.search(
+            index="*-runs-*",
+            size=window_runs,
+            sort=[{"@timestamp": "desc"}],
+            source_includes=["run_id"],
+            ignore_unavailable=True,
+            allow_no_indices=True,
+        )
+        keep = [str(hit["_source"]["run_id"]) for hit in recent.body["hits"]["hits"]]
+    query = {"bool": {"must_not": [{"terms": {"run_id": keep}}]}} if keep else {"match_all": {}}
     client.delete_by_query(
         index="*-traces-*",
-        query={"range": {"@timestamp": {"lt": cutoff.isoformat()}}},
+        query=query,
         refresh=True,
         ignore_unavailable=True,
         allow_no_indices=True,
@@ -400,7 +416,7 @@ def compact(client: Elasticsearch, settings: Settings) -> Path:
     covered = [p for p in segments(journal.directory) if segment_number(p) <= through]
     for path in covered:
         archive_segment(home, path)
-    _drop_old_traces(client, settings.trace_window_days)
+    _drop_old_traces(client, settings.trace_window_runs)
     target = export_snapshot(client, home, journal_through=through)
     for path in covered:
         path.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 """The embedded engine's audit history on disk: every trace record and run manifest, kept outside the engine.
 
 The engine holds the run manifests and the trace records of the last
-``trace_window_days``; compaction (``esbubble.store.engine.compact``) first
+``trace_window_runs`` runs; compaction (``esbubble.store.engine.compact``) first
 archives every audit record the journal holds to
 ``<home>/history/<index>/<segment>.ndjson.gz`` — one directory per monthly
 audit index (``esbubble-traces-2026.11``), compressed NDJSON lines
@@ -201,16 +201,34 @@ def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]
     return manifest, sorted(records, key=lambda r: (r.rank, r.chunk_id))
 
 
+def _runs_with_traces(store: Store, run_ids: Sequence[str]) -> set[str]:
+    response = store.client.search(
+        index=store.names.traces,
+        size=0,
+        query={"terms": {"run_id": list(run_ids)}},
+        aggs={"runs": {"terms": {"field": "run_id", "size": len(run_ids)}}},
+        ignore_unavailable=True,
+        allow_no_indices=True,
+    )
+    aggregations = response.body.get("aggregations") or {}
+    return {str(bucket["key"]) for bucket in aggregations.get("runs", {}).get("buckets", [])}
+
+
 def restore_runs(store: Store, manifests: Sequence[RunManifest]) -> int:
-    """Put the archived trace records of runs older than the window back into the engine (not journaled:
+    """Put the archived trace records of runs outside the engine's window back into it (not journaled:
     the history keeps them), so ``report`` and ``rebubble --compare`` see every run; returns how many."""
     from esbubble.store.engine import daemon_status
 
     settings = store.settings
-    cutoff = datetime.now(UTC) - timedelta(days=settings.trace_window_days)
-    old = [m for m in manifests if m.timestamp < cutoff]
+    if not settings.embedded or not manifests:
+        return 0
     status = daemon_status(settings)
-    if not settings.embedded or not old or status.url is None:
+    try:
+        present = _runs_with_traces(store, [m.run_id for m in manifests])
+    except (ApiError, TransportError) as error:
+        raise EngineError(f"cannot read trace records from {store.display_url}: {error}") from None
+    old = [m for m in manifests if m.run_id not in present]
+    if not old or status.url is None:
         return 0
     actions = records_of(
         settings.home, store.names.prefix, [m.run_id for m in old], [m.timestamp for m in old]
