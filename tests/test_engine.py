@@ -276,3 +276,14 @@ def test_watchdog_compacts_a_large_journal_while_the_engine_runs(isolated_home: 
     os.kill(_running_pid(isolated_home), signal.SIGKILL)
     read = _python(READ, isolated_home)
     assert read["count"] == 5 and read["versions"] == [1]
+
+
+def test_an_engine_whose_home_was_deleted_is_stopped(isolated_home: Path) -> None:
+    home = isolated_home / "doomed"
+    _python(WRITE, home, "1")
+    pid = _running_pid(home)
+    (engine_dir(home) / "daemon.json").unlink()  # as `rm -rf` of the home does
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists(), "the watchdog stopped the unreachable engine"

@@ -458,7 +458,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _is_engine(pid: int) -> bool | None:
+def is_engine_process(pid: int) -> bool | None:
     """Is ``pid`` an osmem-server process? ``None`` where ``/proc`` cannot tell."""
     try:
         return b"osmem" in Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -493,7 +493,7 @@ def daemon_status(settings: Settings) -> DaemonStatus:
         return stopped.model_copy(update={"stale_removed": True})
     # A live osmem is running even when a busy machine keeps it from answering in time: removing
     # its record would start a second engine beside it.
-    if _pid_alive(pid) and (_is_engine(pid) or _answers(url)):
+    if _pid_alive(pid) and (is_engine_process(pid) or _answers(url)):
         return stopped.model_copy(update={"running": True, "pid": pid, "url": url, "started_at": started_at})
     file.unlink(missing_ok=True)
     return stopped.model_copy(update={"stale_removed": True})

@@ -5,17 +5,21 @@ stops the engine once no command has used it for ``engine_idle_minutes``
 (``[engine] idle_minutes``), and compacts the journal once it passes
 ``compact_journal_mb`` — both only while no command holds the engine — and
 exits when the engine's process is gone. Killing it only loses the idle
-stop; ``esbubble engine stop`` still works.
+stop; ``esbubble engine stop`` still works. An engine whose record disappeared
+(its home deleted) is stopped, since no command can reach it any more.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import time
 from pathlib import Path
 
 from esbubble.settings import load_settings
-from esbubble.store.engine import compact_if_large, daemon_status, stop_if_idle
+from esbubble.store.engine import compact_if_large, daemon_status, is_engine_process, stop_if_idle
 
 CHECK_EVERY_S = 5.0
 
@@ -29,6 +33,11 @@ def watch(home: Path, pid: int, *, check_every_s: float = CHECK_EVERY_S) -> None
         time.sleep(min(check_every_s, idle_s))
         status = daemon_status(settings)
         if not status.running or status.pid != pid:
+            # Its record is gone (the home was deleted) or names another engine: nothing can reach
+            # this one any more, so it must not run on forever.
+            if is_engine_process(pid):  # not a process that took over a dead engine's pid
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
             return
         if stop_if_idle(settings, idle_s):
             print(f"stopped the idle engine (pid {pid})", flush=True)
