@@ -102,3 +102,40 @@ def test_prune_drops_whole_months_and_part_of_the_cutoff_month(isolated_home: Pa
         kept = [json.loads(line)["_id"] for line in lines]
     assert kept == ["p-traces-2026.10-1"]
     assert prune(isolated_home, datetime(2026, 10, 10, tzinfo=UTC) - timedelta(days=1)) == 0
+
+
+def test_archiving_a_segment_twice_writes_one_file_and_a_new_journal_never_overwrites(
+    isolated_home: Path,
+) -> None:
+    from esbubble.store.history import archive_segment
+    from esbubble.store.journal import Journal, segments
+
+    def bulk_entry(trace_id: str) -> dict[str, object]:
+        action = json.dumps({"index": {"_index": "p-traces-2026.11", "_id": trace_id}})
+        source = json.dumps({"@timestamp": "2026-11-02T00:00:00+00:00", "run_id": "r", "trace_id": trace_id})
+        return {
+            "id": trace_id,
+            "m": "PUT",
+            "p": "/_bulk",
+            "ct": "application/x-ndjson",
+            "b": f"{action}\n{source}\n",
+        }
+
+    journal = Journal(isolated_home / "engine" / "journal")
+    with journal.locked():
+        journal.append(bulk_entry("t1"))
+    segment = segments(journal.directory)[0]
+    assert archive_segment(isolated_home, segment) == archive_segment(isolated_home, segment) == 1
+    month = history_dir(isolated_home) / "p-traces-2026.11"
+    assert len(list(month.glob("*.ndjson.gz"))) == 1, "re-archiving after a crash rewrites the same file"
+
+    segment.unlink()  # a journal started afresh reuses segment number 1
+    with journal.locked():
+        journal.append(bulk_entry("t2"))
+    archive_segment(isolated_home, segments(journal.directory)[0])
+    ids = []
+    for path in month.glob("*.ndjson.gz"):
+        with gzip.open(path, "rb") as lines:
+            ids += [json.loads(line)["_id"] for line in lines]
+    ids.sort()
+    assert ids == ["t1", "t2"], "the older archive is kept"

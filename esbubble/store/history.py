@@ -3,11 +3,12 @@
 The engine holds the run manifests and the trace records of the last
 ``trace_window_runs`` runs; compaction (``esbubble.store.engine.compact``) first
 archives every audit record the journal holds to
-``<home>/history/<index>/<segment>.ndjson.gz`` — one directory per monthly
+``<home>/history/<index>/<segment>-<hash>.ndjson.gz`` — one directory per monthly
 audit index (``esbubble-traces-2026.11``), compressed NDJSON lines
 ``{"_index", "_id", "_source"}`` like the spool's — then drops the old
-traces from the engine. A segment's file is written whole and renamed into
-place, so re-archiving a segment after a crash rewrites the same file.
+traces from the engine. A segment's file (``<segment>-<content hash>``) is
+written whole and renamed into place, so re-archiving a segment after a
+crash rewrites the same file.
 
 ``read_run`` and ``restore_runs`` read records back when they are no longer
 in the engine; ``push`` ships the history to a real cluster with the same
@@ -18,6 +19,7 @@ older than a cutoff here too.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -117,8 +119,14 @@ def _write_gz(path: Path, actions: Sequence[dict[str, Any]]) -> None:
 
 
 def archive_segment(home: Path, segment: Path) -> int:
-    """Copy a journal segment's audit records to the history; returns how many."""
-    return archive(home, segment.stem, _audit_actions(read_segment(segment).entries, _pruned_before(home)))
+    """Copy a journal segment's audit records to the history; returns how many.
+
+    The file is named by the segment's number and content, so archiving the same segment again
+    rewrites the same file, and a journal started afresh never overwrites an older archive.
+    """
+    digest = hashlib.sha256(segment.read_bytes()).hexdigest()[:16]
+    entries = read_segment(segment).entries
+    return archive(home, f"{segment.stem}-{digest}", _audit_actions(entries, _pruned_before(home)))
 
 
 def archive(home: Path, name: str, actions: Iterable[dict[str, Any]]) -> int:
