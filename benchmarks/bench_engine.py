@@ -24,6 +24,7 @@ from esbubble.settings import Settings
 from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
+from esbubble.store.engine import stop_daemon
 from esbubble.store.names import IndexNames
 from esbubble.store.retrieve import Retrieval, retrieve
 from esbubble.store.templates import init_indices
@@ -35,8 +36,13 @@ _FIRST_DATA_ROW = 6
 @contextlib.contextmanager
 def bench_store(url: str | None, home: Path, prefix: str) -> Iterator[Store]:
     """A store on ``url``, or on an embedded engine this process starts (data kept under ``home``)."""
-    with open_store(Settings(url=url, prefix=prefix, home=home)) as store:
-        yield store
+    settings = Settings(url=url, prefix=prefix, home=home)
+    try:
+        with open_store(settings) as store:
+            yield store
+    finally:
+        if url is None:
+            stop_daemon(settings)  # the embedded engine outlives commands; the benchmark's must not
 
 
 def with_prefix(store: Store, prefix: str) -> Store:

@@ -4,6 +4,8 @@
     python benchmarks/run.py --json     # one JSON object on stdout, the table on stderr
     python benchmarks/run.py --quick    # a fast smoke run (fewer rounds, smaller batch and workbook)
     python benchmarks/run.py --url URL  # against a real cluster instead of the embedded engine
+    python benchmarks/run.py --history 0,50000,500000  # also: bubble via the CLI as the audit
+                                        # history grows, engine start (benchmarks/bench_history.py)
 
 The embedded engine (osmem-server) is started by this script on a fresh
 ESBUBBLE_HOME under a temporary directory. Targets are checked and printed
@@ -25,6 +27,7 @@ from pathlib import Path
 import bench_cli
 import bench_core
 import bench_engine
+import bench_history
 from bench_stats import machine, peak_rss_mb
 
 from esbubble.config import load_profile
@@ -205,11 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a fast smoke run")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
     parser.add_argument("--url", default=None, help="a real cluster (default: the embedded engine)")
+    parser.add_argument("--history", metavar="SIZES", help="also run bench_history.py at these sizes")
+    parser.add_argument("--history-chunks", type=int, default=20_000, help="chunks for its engine start")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     load_at_start = round(os.getloadavg()[0], 2)
     os.environ.pop("ESBUBBLE_HOME", None)
     results = measure(QUICK if args.quick else FULL, args.url)
+    if args.history:
+        sizes = [int(size) for size in args.history.split(",")]
+        results["history"] = bench_history.measure(sizes, args.history_chunks, rounds=3 if args.quick else 7)
     checks = targets(results)
     info = results["machine"]
     assert isinstance(info, dict)

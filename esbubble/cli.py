@@ -275,7 +275,10 @@ def _print_status(status: Any, as_json: bool) -> None:
     if as_json:
         render.emit_json(status.model_dump(mode="json"))
     elif status.running:
-        click.echo(f"running  pid {status.pid}  {status.url}  since {status.started_at:%Y-%m-%d %H:%M:%S}")
+        click.echo(
+            f"running  pid {status.pid}  {status.url}  since {status.started_at:%Y-%m-%d %H:%M:%S}"
+            f"  journal {status.journal_bytes / 1e6:.1f} MB"
+        )
     else:
         click.echo("stopped" + (f"  (data kept in {status.snapshot})" if status.snapshot else ""))
 
@@ -284,17 +287,20 @@ def _print_status(status: Any, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def engine_start(ctx: click.Context, as_json: bool) -> None:
-    """Start the embedded engine in the background; later commands use it."""
+    """Start the embedded engine in the background (commands also start it); later commands use it."""
     from esbubble.store.engine import start_daemon
 
-    _print_status(start_daemon(_embedded_settings(ctx)), as_json)
+    status = start_daemon(_embedded_settings(ctx))
+    for problem in status.damaged:
+        click.echo(f"esbubble: warning: journal: {problem}", err=True)
+    _print_status(status, as_json)
 
 
 @engine.command("stop")
 @json_option
 @click.pass_context
 def engine_stop(ctx: click.Context, as_json: bool) -> None:
-    """Snapshot the embedded engine's data and stop it."""
+    """Compact the embedded engine's data (snapshot, history) and stop it."""
     from esbubble.store.engine import stop_daemon
 
     _print_status(stop_daemon(_embedded_settings(ctx)), as_json)
@@ -304,10 +310,13 @@ def engine_stop(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def engine_status(ctx: click.Context, as_json: bool) -> None:
-    """Is the embedded engine running, where, and where is its data."""
+    """Is the embedded engine running, where, and where is its data (exit 3 when it is stopped)."""
     from esbubble.store.engine import daemon_status
 
-    _print_status(daemon_status(_embedded_settings(ctx)), as_json)
+    status = daemon_status(_embedded_settings(ctx))
+    _print_status(status, as_json)
+    if not status.running:
+        ctx.exit(3)
 
 
 def _embedded_settings(ctx: click.Context) -> Settings:
@@ -515,7 +524,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
     from esbubble import cli_render as render
-    from esbubble.store.audit import read_run
+    from esbubble.store.history import read_run
 
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
@@ -644,6 +653,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble import rebubble as batch
     from esbubble.progress import ProgressBar, wanted
     from esbubble.store.audit import WriteResult, flush_spool
+    from esbubble.store.history import restore_runs
 
     config = resolve_config(profile, budget=budget, variant=variant, max_chunks=max_chunks)
     queryset_loaded = load_query_set(queryset)
@@ -659,6 +669,8 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             redacting([c.query for c in cases] if redact_query else []),
             store_of(ctx, initialise=True) as store,
         ):
+            if baseline:
+                restore_runs(store, batch.find_manifests(store, baseline))
             old = batch.load_summaries(store, baseline) if baseline else None
             finished: set[str] = set()
             if resume_id is not None:
@@ -794,11 +806,13 @@ def report(  # noqa: PLR0917 - click passes one argument per option
     Give the batch's --index when it ran on another chunk index than the prefix's.
     """
     from esbubble import cli_render as render
-    from esbubble.rebubble import report_data
+    from esbubble.rebubble import find_manifests, report_data
     from esbubble.report import write_report
+    from esbubble.store.history import restore_runs
 
     loaded = load_query_set(queryset) if queryset is not None else None
     with store_of(ctx, index=index) as store:
+        restore_runs(store, find_manifests(store, batch_id))
         cases = list(loaded.cases) if loaded is not None else []
         data = report_data(store, batch_id, now=datetime.now(UTC), queries=cases)
     path = write_report(data, out)
@@ -840,17 +854,60 @@ def traces_flush(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def traces_prune(ctx: click.Context, older_than: str, as_json: bool) -> None:
-    """Delete trace records and run manifests older than AGE."""
+    """Delete trace records and run manifests older than AGE (in the engine and the local history)."""
     from esbubble import cli_render as render
+    from esbubble.store import history
     from esbubble.store.audit import parse_age, prune_traces
 
     age = parse_age(older_than)
+    now = datetime.now(UTC)
     with store_of(ctx) as store:
-        deleted = prune_traces(store, age)
+        deleted = prune_traces(store, age, now=now)
+    if store.settings.embedded:
+        deleted += history.prune(store.settings.home, now - age)
     if as_json:
         render.emit_json({"deleted": deleted, "older_than": older_than})
     else:
         click.echo(f"deleted {deleted} trace records older than {older_than}")
+
+
+@traces.command("push")
+@click.option("--url", "target_url", required=True, help="The cluster to copy the local audit history to.")
+@json_option
+@click.pass_context
+def traces_push(ctx: click.Context, target_url: str, as_json: bool) -> None:
+    """Copy the embedded engine's audit history to a cluster (same ids: pushing twice changes nothing).
+
+    Credentials for the cluster come from the environment or the config file.
+    """
+    from esbubble import cli_render as render
+    from esbubble.settings import Settings
+    from esbubble.store import history
+    from esbubble.store.connection import connect
+
+    settings = _embedded_settings(ctx)
+    try:
+        target_settings = settings.model_copy(
+            update={"url": Settings.model_validate({"url": target_url}).url}
+        )
+    except ValueError:
+        raise InputError(f"invalid --url {target_url!r}", hint="expected http(s)://host[:port]") from None
+    target = connect(
+        target_settings.url or target_url, target_settings, shown_url=target_settings.display_url
+    )
+    try:
+        result = history.push(settings.home, target)
+    finally:
+        target.client.close()
+    if as_json:
+        render.emit_json({**result.model_dump(mode="json"), "url": target.display_url})
+    else:
+        click.echo(
+            f"pushed {result.sent} audit records to {target.display_url}: {result.created} new, "
+            f"{result.existing} already there, {result.failed} failed"
+        )
+    if result.failed:
+        ctx.exit(3)
 
 
 def sample_dir() -> Path:

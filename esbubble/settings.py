@@ -49,6 +49,7 @@ CONFIG_KEYS = (
     "prefix",
     "request_timeout",
 )
+ENGINE_KEYS = ("idle_minutes", "trace_window_runs", "compact_journal_mb")
 
 
 def default_home(env: Mapping[str, str] = os.environ) -> Path:
@@ -84,6 +85,10 @@ class Settings(BaseModel):
     prefix: str = "esbubble"
     home: Path = Field(default_factory=default_home)
     request_timeout: float = Field(default=30.0, gt=0)
+    # [engine] table: the embedded engine's idle stop, trace window and journal compaction size.
+    engine_idle_minutes: float = Field(default=30.0, gt=0)
+    trace_window_runs: int = Field(default=20, ge=0)
+    compact_journal_mb: float = Field(default=64.0, gt=0)
 
     @field_validator("url")
     @classmethod
@@ -153,7 +158,17 @@ def _read_config_file(path: Path) -> dict[str, Any]:
             f"config file {path}: unknown key 'elasticsearch.{unknown[0]}'",
             hint=f"allowed keys: {', '.join(CONFIG_KEYS)}",
         )
-    return dict(table)
+    engine = data.get("engine", {})
+    if not isinstance(engine, dict):
+        raise ConfigError(f"config file {path}: [engine] must be a table")
+    unknown = sorted(set(engine) - set(ENGINE_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"config file {path}: unknown key 'engine.{unknown[0]}'",
+            hint=f"allowed keys: {', '.join(ENGINE_KEYS)}",
+        )
+    engine_fields = {"idle_minutes": "engine_idle_minutes"}
+    return {**table, **{engine_fields.get(key, key): value for key, value in engine.items()}}
 
 
 def load_settings(

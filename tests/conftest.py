@@ -40,6 +40,10 @@ def isolated_home(
     for variable in _CLUSTER_ENV:
         monkeypatch.delenv(variable, raising=False)
     yield home
+    if (home / "engine" / "daemon.json").exists():  # a command started the embedded engine: stop it
+        from esbubble.store.engine import stop_daemon
+
+        stop_daemon(Settings(home=home))
 
 
 def pytest_configure(config: pytest.Config) -> None:

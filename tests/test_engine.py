@@ -1,19 +1,22 @@
-"""The embedded engine keeps what was indexed across separate processes, ephemeral or daemon."""
+"""The embedded engine: started once, reused, its writes journaled and replayed, its history on disk."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from esbubble.settings import load_settings
-from esbubble.store.engine import daemon_status, snapshot_path, start_daemon, stop_daemon
+from esbubble.store.engine import daemon_status, engine_dir, snapshot_path, start_daemon, stop_daemon
+from esbubble.store.journal import journal_dir, segments
 
 pytestmark = pytest.mark.integration
 
@@ -42,19 +45,44 @@ with open_store(load_settings()) as store:
     changed = init_indices(store).changed
     hits = [c.chunk.chunk_id for c in retrieve(store, "gutters", parse_config({{}})).candidates]
     count = count_chunks(store)
-    print(json.dumps({{"url": store.display_url, "count": count, "hits": hits, "changed": changed}}))
+    found = store.client.search(
+        index=store.names.chunks, size=1000, version=True, query={{"match_all": {{}}}}
+    ).body["hits"]["hits"]
+    versions = sorted({{hit["_version"] for hit in found}})
+    ids = sorted(hit["_id"] for hit in found)
+    print(json.dumps({{"url": store.display_url, "count": count, "hits": hits, "changed": changed,
+                      "ids": ids, "versions": versions}}))
+"""
+# Writes one chunk per request and says so only once the write returned (= acknowledged).
+WRITE_LOOP = """
+import sys
+sys.path.insert(0, {tests!r})
+from _store_data import make_chunk
+from esbubble.settings import load_settings
+from esbubble.store.connection import open_store
+from esbubble.store.templates import init_indices
+from esbubble.store.chunks import index_chunks
+with open_store(load_settings()) as store:
+    init_indices(store)
+    print("ready", flush=True)
+    for i in range(100000):
+        index_chunks(store, [make_chunk(sys.argv[1], i, f"line {{i}} of the loop")])
+        print(f"{{sys.argv[1]}}:{{i:04d}}", flush=True)
 """
 TESTS_DIR = str(Path(__file__).parent)
 
 
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "ESBUBBLE_HOME": str(home)}
+
+
 def _python(code: str, home: Path, *args: str) -> dict[str, object]:
-    env = {**os.environ, "ESBUBBLE_HOME": str(home)}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code).format(tests=TESTS_DIR), *args],
-        env=env,
+        env=_env(home),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -62,64 +90,102 @@ def _python(code: str, home: Path, *args: str) -> dict[str, object]:
     return result
 
 
-def test_ephemeral_engine_persists_across_processes(isolated_home: Path) -> None:
+def _running_pid(home: Path) -> int:
+    status = daemon_status(load_settings(home=home))
+    assert status.running and status.pid is not None
+    return status.pid
+
+
+def test_first_command_starts_the_engine_and_later_ones_reuse_it(isolated_home: Path) -> None:
     wrote = _python(WRITE, isolated_home, "5")
     assert wrote["created"] == 5
-    assert str(wrote["url"]).startswith("embedded (http://127.0.0.1:")
-    assert snapshot_path(isolated_home).is_dir()
-
     read = _python(READ, isolated_home)
-    assert read["count"] == 5
-    assert read["hits"] == ["job:0004"]
-    assert read["changed"] is False, "templates come back with the snapshot; init changes nothing"
-    assert read["url"] != wrote["url"], "each invocation runs its own engine"
+    assert read["url"] == wrote["url"], "the second command used the engine the first one started"
+    assert read["count"] == 5 and read["hits"] == ["job:0004"]
+    assert not snapshot_path(isolated_home).exists(), "no command exports the store"
+    assert segments(journal_dir(engine_dir(isolated_home))), "the writes went to the journal"
 
-    _python(WRITE, isolated_home, "8")
-    assert _python(READ, isolated_home)["count"] == 8
-    snapshots = [p for p in (isolated_home / "engine" / "snapshots").iterdir() if p.is_dir()]
-    assert len(snapshots) == 1, "older snapshots are removed after the swap"
+    stopped = stop_daemon(load_settings(home=isolated_home))
+    assert not stopped.running and snapshot_path(isolated_home).is_dir()
+    again = _python(READ, isolated_home)
+    assert again["count"] == 5 and again["changed"] is False, "data and templates come back"
+    assert again["url"] != read["url"]
+    assert again["versions"] == [1]
 
 
 def test_empty_index_survives_a_restart(isolated_home: Path) -> None:
     """An index with no documents is snapshotted without a bulk body, which osmem would refuse to seed."""
     _python(WRITE, isolated_home, "0")
+    stop_daemon(load_settings(home=isolated_home))
     read = _python(READ, isolated_home)
     assert read["count"] == 0
     assert read["changed"] is False
 
 
-def test_daemon_serves_invocations_and_snapshots_on_stop(isolated_home: Path) -> None:
-    settings = load_settings(home=isolated_home)
-    assert not daemon_status(settings).running
-    started = start_daemon(settings)
-    try:
-        assert started.running and started.url is not None
-        assert start_daemon(settings).pid == started.pid, "a second start reuses the running daemon"
-        wrote = _python(WRITE, isolated_home, "5")
-        assert wrote["url"] == f"embedded ({started.url})"
-        assert _python(READ, isolated_home)["url"] == f"embedded ({started.url})"
-    finally:
-        stopped = stop_daemon(settings)
-    assert not stopped.running
-    assert not (isolated_home / "engine" / "daemon.json").exists()
-    read = _python(READ, isolated_home)
-    assert read["count"] == 5, "the daemon's data survives its stop"
-
-
-def test_daemon_writes_survive_a_daemon_crash(isolated_home: Path) -> None:
-    """Each invocation that wrote through the daemon snapshots, so a killed daemon loses nothing."""
-    settings = load_settings(home=isolated_home)
-    started = start_daemon(settings)
-    assert started.pid is not None
-    try:
-        _python(WRITE, isolated_home, "4")
-    finally:
-        os.kill(started.pid, signal.SIGKILL)
-    status = daemon_status(settings)
-    assert not status.running and status.stale_removed
+def test_writes_survive_a_killed_engine_and_are_applied_once(isolated_home: Path) -> None:
+    _python(WRITE, isolated_home, "4")
+    os.kill(_running_pid(isolated_home), signal.SIGKILL)
     read = _python(READ, isolated_home)
     assert read["count"] == 4
-    assert read["url"] != f"embedded ({started.url})", "a fresh ephemeral engine replaced the dead daemon"
+    assert read["versions"] == [1], "each journaled write was replayed exactly once"
+
+    stop_daemon(load_settings(home=isolated_home))  # compaction: snapshot covers the journal
+    again = _python(READ, isolated_home)
+    assert again["count"] == 4 and again["versions"] == [1], "the snapshot's segments are not replayed"
+
+
+def _acknowledged(home: Path, tag: str, kill_after_s: float, *, kill_engine: bool) -> set[str]:
+    """Run the write loop; ``kill_after_s`` after its first write, SIGKILL the engine (or the command).
+
+    Returns the ids whose write was acknowledged."""
+    code = textwrap.dedent(WRITE_LOOP).format(tests=TESTS_DIR)
+    with subprocess.Popen(
+        [sys.executable, "-c", code, tag],
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        first = process.stdout.readline().strip()  # the tokenizer loads before the first write returns
+        time.sleep(kill_after_s)
+        if kill_engine:
+            os.kill(_running_pid(home), signal.SIGKILL)
+        else:
+            process.kill()
+        output, _ = process.communicate(timeout=60)
+    return {line.strip() for line in [first, *output.splitlines()] if line.startswith(f"{tag}:")}
+
+
+@pytest.mark.parametrize("kill_engine", [True, False], ids=["engine", "command"])
+def test_sigkill_at_any_point_loses_nothing_acknowledged(isolated_home: Path, kill_engine: bool) -> None:
+    acked: set[str] = set()
+    for n, delay in enumerate((0.0, 0.05, 0.2, 0.5)):
+        acked |= _acknowledged(isolated_home, f"loop{n}", delay, kill_engine=kill_engine)
+        read = _python(READ, isolated_home)
+        stored = set(read["ids"])  # type: ignore[call-overload]
+        assert acked <= stored, f"acknowledged writes lost: {sorted(acked - stored)[:5]}"
+        assert set(read["versions"]) <= {1}, "a write was applied twice"  # type: ignore[call-overload]
+    assert acked, "the loop wrote something before each kill"
+
+
+def test_torn_journal_line_is_skipped_reported_and_cut(isolated_home: Path) -> None:
+    _python(WRITE, isolated_home, "3")
+    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    last = segments(journal_dir(engine_dir(isolated_home)))[-1]
+    with last.open("ab") as out:
+        out.write(b'0badc0de {"id": "torn", "m": "PUT", "p": "/esbubble-chunks-v1/_doc/x", "b": "{\\"te')
+    status = start_daemon(load_settings(home=isolated_home))
+    assert status.running
+    assert any("torn" in problem for problem in status.damaged), status.damaged
+    assert list(last.parent.glob("*.torn")), "the torn bytes are kept aside"
+    assert last.read_bytes().endswith(b"\n")
+    read = _python(READ, isolated_home)
+    assert read["count"] == 3, "everything before the torn line is there"
+    _python(WRITE, isolated_home, "6")
+    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    assert _python(READ, isolated_home)["count"] == 6, "appends after the cut replay cleanly"
 
 
 def test_stale_daemon_record_is_removed(isolated_home: Path) -> None:
@@ -136,36 +202,32 @@ def test_stale_daemon_record_is_removed(isolated_home: Path) -> None:
     assert not (engine / "daemon.json").exists()
 
 
-INTERRUPTED = """
-import sys, time
-sys.path.insert(0, {tests!r})
-from _store_data import QUOTE_JOB
-from esbubble.settings import load_settings
-from esbubble.store.connection import open_store
-from esbubble.store.templates import init_indices
-from esbubble.store.chunks import index_chunks
-with open_store(load_settings()) as store:
-    init_indices(store)
-    index_chunks(store, QUOTE_JOB[:3])
-    print("ready", flush=True)
-    time.sleep(60)
-"""
+def test_stale_staging_is_removed_and_files_are_private(isolated_home: Path) -> None:
+    home = isolated_home / "fresh"
+    _python(WRITE, home, "2")
+    staging = engine_dir(home) / "snapshots" / ".staging-killed"
+    staging.parent.mkdir(mode=0o700)
+    staging.mkdir(mode=0o700)
+    (staging / "half.ndjson").write_text("{}")
+    stop_daemon(load_settings(home=home))
+    assert not staging.exists(), "a killed export's staging directory is cleaned up"
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700, "the home is created private"
+    for path in [home, *home.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is readable by others ({oct(mode)})"
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_invocation_still_snapshots_and_stops(isolated_home: Path, signum: int) -> None:
-    env = {**os.environ, "ESBUBBLE_HOME": str(isolated_home)}
-    code = textwrap.dedent(INTERRUPTED).format(tests=TESTS_DIR)
-    with subprocess.Popen(
-        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    ) as process:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready"
-        process.send_signal(signum)
-        process.wait(timeout=60)
-    assert process.returncode != 0
-    read = _python(READ, isolated_home)
-    assert read["count"] == 3, "the writes made before the interrupt were snapshotted"
+def test_engine_stops_after_the_idle_time(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[engine]\nidle_minutes = 0.05\n")
+    _python(WRITE, isolated_home, "2")
+    deadline = time.monotonic() + 30
+    while daemon_status(load_settings(home=isolated_home)).running and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not daemon_status(load_settings(home=isolated_home)).running
+    assert snapshot_path(isolated_home).is_dir(), "the idle stop compacted first"
+    assert _python(READ, isolated_home)["count"] == 2
 
 
 WRITE_DOC = """
@@ -184,13 +246,44 @@ print("{{}}")
 
 
 def test_concurrent_invocations_do_not_lose_each_others_writes(isolated_home: Path) -> None:
-    env = {**os.environ, "ESBUBBLE_HOME": str(isolated_home)}
     code = textwrap.dedent(WRITE_DOC).format(tests=TESTS_DIR)
     processes = [
-        subprocess.Popen([sys.executable, "-c", code, f"doc{n}"], env=env, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, f"doc{n}"],
+            env=_env(isolated_home),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for n in range(3)
     ]
     for process in processes:
-        _, stderr = process.communicate(timeout=120)
+        _, stderr = process.communicate(timeout=180)
         assert process.returncode == 0, stderr
     assert _python(READ, isolated_home)["count"] == 12
+    stop_daemon(load_settings(home=isolated_home))
+    assert _python(READ, isolated_home)["count"] == 12
+
+
+def test_watchdog_compacts_a_large_journal_while_the_engine_runs(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[engine]\ncompact_journal_mb = 0.001\n")
+    wrote = _python(WRITE, isolated_home, "5")
+    deadline = time.monotonic() + 30
+    while not snapshot_path(isolated_home).is_dir() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert snapshot_path(isolated_home).is_dir(), "the watchdog compacted in the background"
+    status = daemon_status(load_settings(home=isolated_home))
+    assert status.running and f"embedded ({status.url})" == wrote["url"], "without stopping the engine"
+    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    read = _python(READ, isolated_home)
+    assert read["count"] == 5 and read["versions"] == [1]
+
+
+def test_an_engine_whose_home_was_deleted_is_stopped(isolated_home: Path) -> None:
+    home = isolated_home / "doomed"
+    _python(WRITE, home, "1")
+    pid = _running_pid(home)
+    (engine_dir(home) / "daemon.json").unlink()  # as `rm -rf` of the home does
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists(), "the watchdog stopped the unreachable engine"

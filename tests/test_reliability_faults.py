@@ -304,36 +304,7 @@ def _all_ids(store: Store) -> list[str]:
     return [hit["_id"] for hit in hits]
 
 
-# --- the embedded engine process is always cleaned up -----------------------------------------
-
-
-def _osmem_children(parent: int) -> list[int]:
-    """osmem processes started with ``--parent-pid parent`` that are still alive."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().split()[2]
-        except OSError:
-            continue
-        if (
-            state != "Z"
-            and b"--parent-pid" in args
-            and args[args.index(b"--parent-pid") + 1] == str(parent).encode()
-        ):
-            found.append(int(entry.name))
-    return found
-
-
-def _gone(parent: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _osmem_children(parent):
-            return True
-        time.sleep(0.1)
-    return False
+# --- the embedded engine outlives commands, never their failures -----------------------------
 
 
 def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
@@ -348,16 +319,11 @@ def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def _wait_engine_up(home: Path, process: subprocess.Popen[str], timeout: float = 30.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        children = _osmem_children(process.pid)
-        log = home / "engine" / "ephemeral.log"
-        if children and log.is_file() and '"url"' in log.read_text(errors="replace"):
-            return children[0]
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.02)
-    raise AssertionError("the embedded engine did not start")
+def _daemon_pid(home: Path) -> int | None:
+    try:
+        return int(json.loads((home / "engine" / "daemon.json").read_text())["pid"])
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 @pytest.mark.parametrize(
@@ -365,35 +331,45 @@ def _wait_engine_up(home: Path, process: subprocess.Popen[str], timeout: float =
     [(["init"], 0), (["trace", "no-such-run"], 1)],
     ids=["normal-exit", "error-exit"],
 )
-def test_embedded_engine_is_stopped_on_normal_exit_and_on_error(
+def test_the_engine_a_command_started_keeps_serving_after_it_exits(
     isolated_home: Path, args: list[str], code: int
 ) -> None:
     process = _cli(isolated_home, *args)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == code, stderr
-    assert '"url"' in (isolated_home / "engine" / "ephemeral.log").read_text()  # an engine did run
-    # Checked at once: osmem would also exit by itself a little later (--parent-pid), which must
-    # not be what cleans up after a normal exit.
-    assert not _osmem_children(process.pid)
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_embedded_engine_is_stopped_when_the_cli_is_interrupted(isolated_home: Path, signum: int) -> None:
-    process = _cli(isolated_home, "ingest", str(SAMPLE))
-    engine_pid = _wait_engine_up(isolated_home, process)
-    process.send_signal(signum)
-    _, stderr = process.communicate(timeout=60)
-    # click turns Ctrl-C into "Aborted!" (exit 1); SIGTERM exits 128+15; SIGKILL leaves no say.
-    assert process.returncode == {signal.SIGINT: 1, signal.SIGTERM: 143, signal.SIGKILL: -9}[signum], stderr
-    if signum != signal.SIGKILL:
-        assert "Traceback" not in stderr
-    # SIGINT/SIGTERM: we stop it; SIGKILL: osmem notices its parent is gone (--parent-pid) and exits.
-    assert _gone(process.pid, timeout=15.0), f"osmem {engine_pid} outlived the CLI"
-    # Nothing stale is left behind: the next invocation starts its own engine and works.
+    pid = _daemon_pid(isolated_home)
+    assert pid is not None, "the command started the background engine"
     after = _cli(isolated_home, "init", "--json")
     _, err = after.communicate(timeout=120)
     assert after.returncode == 0, err
-    assert not _osmem_children(after.pid)
+    assert _daemon_pid(isolated_home) == pid, "the next command reused it"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_an_interrupted_command_leaves_a_working_engine(isolated_home: Path, signum: int) -> None:
+    process = _cli(isolated_home, "ingest", str(SAMPLE))
+    deadline = time.monotonic() + 60
+    while _daemon_pid(isolated_home) is None and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    time.sleep(0.3)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    # click turns Ctrl-C into "Aborted!" (exit 1); SIGTERM exits 128+15; SIGKILL leaves no say.
+    assert (
+        process.returncode
+        in {
+            signal.SIGINT: (1,),
+            signal.SIGTERM: (143, -15),
+            signal.SIGKILL: (-9,),
+        }[signum]
+    ), stderr
+    if signum != signal.SIGKILL:
+        assert "Traceback" not in stderr
+    # Nothing stale is left behind (the locks die with the process): the next command works.
+    after = _cli(isolated_home, "init", "--json")
+    _, err = after.communicate(timeout=180)
+    assert after.returncode == 0, err
 
 
 def test_crashed_daemon_is_detected_and_replaced(isolated_home: Path) -> None:

@@ -107,3 +107,25 @@ def test_display_url_never_shows_credentials(user: str, password: str) -> None:
 def test_settings_forbid_unknown_fields() -> None:
     with pytest.raises(ValueError, match="extra"):
         Settings.model_validate({"urll": "http://x"})
+
+
+def test_engine_table_sets_idle_time_window_and_compaction_size(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        "[engine]\nidle_minutes = 5\ntrace_window_runs = 3\ncompact_journal_mb = 8\n"
+    )
+    settings = load_settings(home=tmp_path, env={})
+    assert (settings.engine_idle_minutes, settings.trace_window_runs, settings.compact_journal_mb) == (
+        5,
+        3,
+        8,
+    )
+    assert load_settings(home=tmp_path / "none", env={}).trace_window_runs == 20
+
+
+def test_unknown_or_bad_engine_keys_are_config_errors(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[engine]\nidle = 5\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'engine\.idle'"):
+        load_settings(home=tmp_path, env={})
+    (tmp_path / "config.toml").write_text("[engine]\nidle_minutes = 0\n")
+    with pytest.raises(ConfigError, match="engine_idle_minutes"):
+        load_settings(home=tmp_path, env={})

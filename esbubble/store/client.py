@@ -104,6 +104,11 @@ def _json_or_error(method: str, response: TransportApiResponse) -> TransportApiR
     return response
 
 
-def make_client(url: str, **options: Any) -> Elasticsearch:
-    """An ``Elasticsearch`` client on ``url`` that sends plain JSON media types and backs off on 429."""
-    return Elasticsearch(url, node_class=PlainJsonNode, transport_class=BackoffTransport, **options)
+def make_client(
+    url: str, *, transport_class: type[Transport] = BackoffTransport, **options: Any
+) -> Elasticsearch:
+    """An ``Elasticsearch`` client on ``url`` that sends plain JSON media types and backs off on 429.
+
+    ``transport_class`` replaces ``BackoffTransport`` by a subclass (the embedded engine's journaling one).
+    """
+    return Elasticsearch(url, node_class=PlainJsonNode, transport_class=transport_class, **options)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from elastic_transport import TransportError
+from elastic_transport import Transport, TransportError
 from elasticsearch import ApiError, AuthenticationException, Elasticsearch
 
 from esbubble.errors import EngineError
 from esbubble.models import EngineInfo
 from esbubble.settings import Settings
 from esbubble.store.client import MAX_RETRIES, RETRY_BACKOFF_BASE_S, RETRY_BACKOFF_CAP_S, make_client
-from esbubble.store.engine import daemon_session, daemon_status, ephemeral_engine
+from esbubble.store.engine import engine_dir, engine_session
+from esbubble.store.journal import Journal, JournalingTransport, journal_dir
 from esbubble.store.names import IndexNames
 
 
@@ -70,9 +72,14 @@ def _client_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
-def connect(url: str, settings: Settings, *, shown_url: str) -> Store:
-    """A ``Store`` on ``url``, after checking that the engine answers."""
-    client = make_client(url, **_client_options(settings))
+def connect(url: str, settings: Settings, *, shown_url: str, journal: Journal | None = None) -> Store:
+    """A ``Store`` on ``url``, after checking that the engine answers; writes journaled if ``journal``."""
+    options = _client_options(settings)
+    if journal is not None:
+        options["transport_class"] = cast(
+            type[Transport], functools.partial(JournalingTransport, journal=journal)
+        )
+    client = make_client(url, **options)
     try:
         info = client.info().body
     except AuthenticationException:
@@ -108,9 +115,9 @@ def connect(url: str, settings: Settings, *, shown_url: str) -> Store:
 def open_store(settings: Settings) -> Iterator[Store]:
     """Connect to the configured cluster, or to the embedded engine when no URL is set.
 
-    Embedded: a running ``esbubble engine start`` daemon is used when there is
-    one; otherwise an ephemeral engine lives for the duration of the block and
-    its data is snapshotted to ``ESBUBBLE_HOME`` on exit.
+    Embedded: the background engine, started by the first command that needs
+    it and reused by the next ones; every write is journaled under
+    ``ESBUBBLE_HOME`` before it is sent (``esbubble.store.engine``).
     """
     try:
         with _store_session(settings) as store:
@@ -136,12 +143,8 @@ def _store_session(settings: Settings) -> Iterator[Store]:
         if settings.url is not None:
             store = connect(settings.url, settings, shown_url=settings.display_url)
         else:
-            daemon = daemon_status(settings)
-            if daemon.running and daemon.url is not None:
-                url = stack.enter_context(daemon_session(settings, daemon.url))
-                store = connect(url, settings, shown_url=f"embedded ({url})")
-            else:
-                url = stack.enter_context(ephemeral_engine(settings))
-                store = connect(url, settings, shown_url=f"embedded ({url})")
+            url = stack.enter_context(engine_session(settings))
+            journal = Journal(journal_dir(engine_dir(settings.home)))
+            store = connect(url, settings, shown_url=f"embedded ({url})", journal=journal)
         stack.callback(store.client.close)
         yield store

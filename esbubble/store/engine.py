@@ -1,19 +1,27 @@
-"""The embedded engine: osmem-server started from its wheel, with data kept across invocations.
+"""The embedded engine: osmem-server in the background, its data kept as a snapshot plus a journal.
 
-osmem is in-memory, so persistence is ours: ``<home>/engine/snapshot`` (a
-symlink swapped atomically to the newest ``snapshots/<id>`` directory) holds
-every index in osmem's seed layout, plus ``templates.json`` with the
-templates, which are re-installed after start.
+osmem is in-memory, so persistence is ours, under ``<home>/engine/``:
 
-Two ways to run it:
+- ``snapshot`` — a symlink swapped atomically to the newest ``snapshots/<id>``
+  directory: every index in osmem's seed layout, the templates beside it
+  (``<id>.templates.json``) and ``meta.json`` naming the last journal segment
+  it covers;
+- ``journal/`` — every write request since, appended and fsync'd before it is
+  sent (``esbubble.store.journal``).
 
-- **ephemeral** (``embedded_engine``): one osmem per invocation, seeded from the
-  snapshot, dying with us (``--parent-pid``). An exclusive ``fcntl`` lock on
-  ``engine/engine.lock`` serialises concurrent invocations so none loses the
-  other's writes; on exit, if anything changed, a new snapshot is written.
-- **daemon** (``start_daemon`` / ``stop_daemon`` / ``daemon_status``): one detached
-  osmem recorded in ``engine/daemon.json``; ``open_store`` connects to it while
-  it is alive and answers. ``stop_daemon`` snapshots, then stops it.
+Start = seed osmem from the snapshot, re-install the templates, replay the
+journal segments after the snapshot's. Compaction (``compact``: archive the
+audit records to ``<home>/history``, drop trace records older than the
+window from the engine, write a new snapshot, delete the covered segments)
+runs at ``engine stop`` and in the background when the journal passes a size
+— never on a command's path.
+
+Lifecycle: the first command that needs the engine starts it
+(``engine_session``); later commands reuse it. A small watchdog process
+(``esbubble.store.watchdog``) stops it after ``engine_idle_minutes`` without
+a command. Commands hold a shared lock on ``engine/in-use.lock`` while they
+work; compaction and stop take it exclusively, so they never run under a
+command.
 """
 
 from __future__ import annotations
@@ -25,26 +33,42 @@ import os
 import shutil
 import signal
 import subprocess
-import threading
+import sys
 import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from elasticsearch import Elasticsearch
+from elastic_transport import TransportError
+from elasticsearch import ApiError, Elasticsearch
 from elasticsearch.helpers import scan
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError
 from esbubble.settings import Settings
 from esbubble.store.client import make_client
+from esbubble.store.journal import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    Entry,
+    Journal,
+    journal_dir,
+    private_dir,
+    read_journal,
+    repair_tail,
+    segment_number,
+    segments,
+)
 
-STARTUP_TIMEOUT_S = 30.0
+# Start-up timeout: a base, plus time per MB of snapshot and journal to load. Measured on a
+# loaded 2-core machine (docs/benchmarks.md): about 3 s per MB; the timeout allows 5.
+STARTUP_BASE_S = 30.0
+STARTUP_S_PER_MB = 5.0
+LOG_TAIL_LINES = 8
 _KEPT_SETTINGS = ("analysis", "number_of_shards", "number_of_replicas")
 
 
@@ -58,7 +82,10 @@ class DaemonStatus(BaseModel):
     url: str | None = None
     started_at: datetime | None = None
     snapshot: str | None = None
+    journal_bytes: int = 0
     stale_removed: bool = False
+    replayed: int = Field(default=0, description="journal entries replayed by this start")
+    damaged: list[str] = Field(default_factory=list, description="journal lines skipped by this start")
 
 
 def engine_dir(home: Path) -> Path:
@@ -70,6 +97,12 @@ def snapshot_path(home: Path) -> Path:
     return engine_dir(home) / "snapshot"
 
 
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
 def _binary() -> str:
     from osmem_server import resolve_binary
 
@@ -77,6 +110,17 @@ def _binary() -> str:
         return str(resolve_binary())
     except RuntimeError as error:
         raise EngineError(f"cannot start the embedded engine: {error}") from None
+
+
+def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of the engine's log, or a note that it is empty."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        return f"{log} does not exist"
+    if not text:
+        return f"{log} is empty"
+    return " | ".join(text.splitlines()[-lines:])
 
 
 def _wait_for_url(process: subprocess.Popen[bytes], log: Path, timeout: float) -> str:
@@ -91,32 +135,40 @@ def _wait_for_url(process: subprocess.Popen[bytes], log: Path, timeout: float) -
                         return str(message["url"])
         if process.poll() is not None:
             raise EngineError(
-                f"the embedded engine exited during startup (code {process.returncode})",
-                hint=f"see {log}",
+                f"the embedded engine exited during startup (code {process.returncode}); "
+                f"log: {log_tail(log)}",
+                hint=f"if the snapshot is damaged, move {log.parent / 'snapshot'} aside and retry",
             )
         time.sleep(0.02)
     process.kill()
-    raise EngineError(f"the embedded engine did not start within {timeout:g} s", hint=f"see {log}")
+    raise EngineError(
+        f"the embedded engine did not start within {timeout:g} s; log: {log_tail(log)}",
+        hint="retry (a busy machine loads slower), or `esbubble traces prune` to shrink the history",
+    )
 
 
-def launch_osmem(seed: Path | None, *, log: Path, detached: bool) -> tuple[subprocess.Popen[bytes], str]:
+def launch_osmem(
+    seed: Path | None, *, log: Path, detached: bool, timeout: float = STARTUP_BASE_S
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start osmem on a free loopback port; return the process and its URL once it answers.
 
-    It gets its own session so a terminal's Ctrl-C reaches only us and we can
-    snapshot before stopping it; ``--parent-pid`` still ends it if we die.
+    It gets its own session so a terminal's Ctrl-C reaches only us; when not
+    ``detached``, ``--parent-pid`` ends it if we die.
     """
-    args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch"]
+    # esbubble's mappings use no Japanese analysis; without its dictionary osmem loads text faster.
+    args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch", "--no-ja"]
     if not detached:
         args += ["--parent-pid", str(os.getpid())]
     if seed is not None:
         args += ["--seed", str(seed)]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
+    private_dir(log.parent)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    with os.fdopen(fd, "wb") as out:
         process = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
-        url = _wait_for_url(process, log, STARTUP_TIMEOUT_S)
+        url = _wait_for_url(process, log, timeout)
     except BaseException:
         stop_process(process)
         raise
@@ -135,24 +187,53 @@ def stop_process(process: subprocess.Popen[bytes], grace: float = 5.0) -> None:
         process.wait()
 
 
-@contextlib.contextmanager
-def _engine_lock(home: Path) -> Iterator[None]:
-    """Exclusive lock on ``engine/engine.lock``: one ephemeral engine (or daemon start/stop) at a time."""
+def _lock_fd(home: Path, name: str) -> int:
     directory = engine_dir(home)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        lock_file = (directory / "engine.lock").open("a")
+        private_dir(directory)
+        return os.open(directory / name, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     except OSError as error:
         raise ConfigError(
             f"cannot use {directory} for the embedded engine: {error.strerror}",
             hint="set ESBUBBLE_HOME to a writable directory",
         ) from None
-    with lock_file as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+@contextlib.contextmanager
+def _file_lock(home: Path, name: str, mode: int) -> Iterator[bool]:
+    """``flock`` on ``engine/<name>``; yields False instead of waiting when ``mode`` has LOCK_NB."""
+    fd = _lock_fd(home, name)
+    try:
         try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, mode)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _engine_lock(home: Path, *, wait: bool = True) -> contextlib.AbstractContextManager[bool]:
+    """Exclusive: one start, stop or compaction at a time."""
+    return _file_lock(home, "engine.lock", fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+
+
+def _in_use(home: Path, *, exclusive: bool, wait: bool = True) -> contextlib.AbstractContextManager[bool]:
+    """Shared while a command works on the engine; exclusive for compaction and stop."""
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    return _file_lock(home, "in-use.lock", mode | (0 if wait else fcntl.LOCK_NB))
+
+
+def last_used_file(home: Path) -> Path:
+    return engine_dir(home) / "last-used"
+
+
+def touch_last_used(home: Path) -> None:
+    path = last_used_file(home)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE)
+    os.close(fd)
+    os.utime(path)
 
 
 # --- snapshot ---------------------------------------------------------------------------------
@@ -161,6 +242,17 @@ def _engine_lock(home: Path) -> Iterator[None]:
 def _seed_dir(home: Path) -> Path | None:
     seed = snapshot_path(home)
     return seed if seed.is_dir() else None
+
+
+def snapshot_covers(home: Path) -> int:
+    """The last journal segment the current snapshot includes (0: none, or no snapshot)."""
+    seed = _seed_dir(home)
+    if seed is None:
+        return 0
+    try:
+        return int(json.loads((seed / "meta.json").read_text(encoding="utf-8"))["journal_through"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def _filtered_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -176,9 +268,9 @@ def _export_documents(client: Elasticsearch, index: str, path: Path) -> None:
     """Write an index's documents as a bulk body; an empty index gets no file (osmem rejects empty bodies)."""
     out = None
     try:
-        for hit in scan(client, index=index, query={"query": {"match_all": {}}}, size=500):
+        for hit in scan(client, index=index, query={"query": {"match_all": {}}}, size=1000):
             if out is None:
-                out = path.open("w", encoding="utf-8")
+                out = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE), "w", encoding="utf-8")
             out.write(json.dumps({"index": {"_index": index, "_id": hit["_id"]}}) + "\n")
             out.write(json.dumps(hit["_source"], sort_keys=True) + "\n")
     finally:
@@ -186,12 +278,28 @@ def _export_documents(client: Elasticsearch, index: str, path: Path) -> None:
             out.close()
 
 
-def export_snapshot(client: Elasticsearch, home: Path) -> Path:
-    """Write every index and esbubble template to a new snapshot and swap it in atomically."""
+def remove_stale_staging(home: Path) -> int:
+    """Delete ``.staging-*`` directories a killed export left behind; call under the engine lock."""
     snapshots = engine_dir(home) / "snapshots"
+    stale = list(snapshots.glob(".staging-*")) if snapshots.is_dir() else []
+    for directory in stale:
+        shutil.rmtree(directory, ignore_errors=True)
+    for link in engine_dir(home).glob(".snapshot-*"):
+        link.unlink(missing_ok=True)
+    return len(stale)
+
+
+def export_snapshot(client: Elasticsearch, home: Path, *, journal_through: int = 0) -> Path:
+    """Write every index and esbubble template to a new snapshot and swap it in atomically.
+
+    ``journal_through`` is the last journal segment whose writes the engine
+    holds; start-up replays only later ones. Call under the engine lock.
+    """
+    remove_stale_staging(home)
+    snapshots = private_dir(engine_dir(home) / "snapshots")
     target = snapshots / uuid.uuid4().hex
     staging = snapshots / f".staging-{target.name}"
-    staging.mkdir(parents=True)
+    staging.mkdir(mode=PRIVATE_DIR)
     try:
         indices = client.indices.get(index="*", expand_wildcards="open").body
         for name in sorted(indices):
@@ -203,7 +311,7 @@ def export_snapshot(client: Elasticsearch, home: Path) -> Path:
                 "mappings": meta.get("mappings", {}),
                 "aliases": meta.get("aliases", {}),
             }
-            (staging / f"{name}.index.json").write_text(json.dumps(body, sort_keys=True), encoding="utf-8")
+            _write_private(staging / f"{name}.index.json", json.dumps(body, sort_keys=True))
             _export_documents(client, name, staging / f"{name}.ndjson")
         components = client.cluster.get_component_template().body["component_templates"]
         templates = client.indices.get_index_template().body["index_templates"]
@@ -211,9 +319,8 @@ def export_snapshot(client: Elasticsearch, home: Path) -> Path:
             "component_templates": _managed(components, "component_template"),
             "index_templates": _managed(templates, "index_template"),
         }
-        (engine_dir(home) / "snapshots" / f"{target.name}.templates.json").write_text(
-            json.dumps(saved, sort_keys=True), encoding="utf-8"
-        )
+        _write_private(snapshots / f"{target.name}.templates.json", json.dumps(saved, sort_keys=True))
+        _write_private(staging / "meta.json", json.dumps({"journal_through": journal_through}))
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -255,88 +362,83 @@ def restore_templates(client: Elasticsearch, home: Path) -> None:
         )
 
 
-def _fingerprint(client: Elasticsearch) -> str:
-    """Changes whenever a document, an index or a template is written (osmem counts every write)."""
-    stats = client.indices.stats(index="*", metric="indexing,docs").body.get("indices", {})
-    counts = {
-        name: (
-            s["primaries"]["docs"]["count"],
-            s["primaries"]["indexing"]["index_total"],
-            s["primaries"]["indexing"]["delete_total"],
+def replay(client: Elasticsearch, entries: tuple[Entry, ...], on_entry: Callable[[], None]) -> int:
+    """Send the journaled requests again, in order; what the engine refuses now it refused then."""
+    for entry in entries:
+        headers = {"content-type": entry.content_type} if entry.content_type else None
+        body = entry.body.encode("utf-8", "surrogatepass") if entry.body is not None else None
+        with contextlib.suppress(ApiError):
+            client.perform_request(entry.method, entry.target, headers=headers, body=body)
+        on_entry()
+    return len(entries)
+
+
+def _drop_old_traces(client: Elasticsearch, window_runs: int) -> None:
+    """Keep only the trace records of the last ``window_runs`` runs in the engine (the history keeps all).
+
+    Loading trace records is what makes osmem slow to start (docs/benchmarks.md), so
+    the engine's share is bounded by a number of runs, not by days.
+    """
+    keep: list[str] = []
+    if window_runs:
+        recent = client.search(
+            index="*-runs-*",
+            size=window_runs,
+            sort=[{"@timestamp": "desc"}],
+            source_includes=["run_id"],
+            ignore_unavailable=True,
+            allow_no_indices=True,
         )
-        for name, s in stats.items()
-    }
-    components = client.cluster.get_component_template().body["component_templates"]
-    templates = client.indices.get_index_template().body["index_templates"]
-    return json.dumps([counts, components, templates], sort_keys=True)
+        keep = [str(hit["_source"]["run_id"]) for hit in recent.body["hits"]["hits"]]
+    query = {"bool": {"must_not": [{"terms": {"run_id": keep}}]}} if keep else {"match_all": {}}
+    client.delete_by_query(
+        index="*-traces-*",
+        query=query,
+        refresh=True,
+        ignore_unavailable=True,
+        allow_no_indices=True,
+        conflicts="proceed",
+    )
 
 
-# --- ephemeral --------------------------------------------------------------------------------
+def compact(client: Elasticsearch, settings: Settings) -> Path:
+    """Archive the journal's audit records, drop old traces, snapshot, delete the covered segments.
 
+    ``client`` must not journal. Call with the engine lock and the in-use lock
+    held exclusively, so no command writes meanwhile.
+    """
+    from esbubble.store.history import archive_segment
 
-@contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Turn SIGTERM into SystemExit while the engine runs, so cleanup and the snapshot still happen."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _exit(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
-def ephemeral_engine(settings: Settings) -> Iterator[str]:
-    """One osmem for this invocation, seeded from the snapshot; snapshots on exit if anything changed."""
     home = settings.home
-    with _sigterm_as_exit(), _engine_lock(home):
-        log = engine_dir(home) / "ephemeral.log"
-        process, url = launch_osmem(_seed_dir(home), log=log, detached=False)
-        try:
-            client = make_client(url, request_timeout=settings.request_timeout)
-            try:
-                restore_templates(client, home)
-                before = _fingerprint(client)
-                try:
-                    yield url
-                finally:
-                    # Writes that reached the engine persist even if the caller failed or was interrupted,
-                    # as they would on a real cluster.
-                    if _fingerprint(client) != before:
-                        export_snapshot(client, home)
-            finally:
-                client.close()
-        finally:
-            stop_process(process)
+    journal = Journal(journal_dir(engine_dir(home)))
+    with journal.locked():
+        through = journal.rotate()
+    covered = [p for p in segments(journal.directory) if segment_number(p) <= through]
+    for path in covered:
+        archive_segment(home, path)
+    _drop_old_traces(client, settings.trace_window_runs)
+    target = export_snapshot(client, home, journal_through=through)
+    for path in covered:
+        path.unlink(missing_ok=True)
+    return target
+
+
+def journal_bytes(home: Path) -> int:
+    return sum(p.stat().st_size for p in segments(journal_dir(engine_dir(home))))
+
+
+def _data_bytes(home: Path) -> int:
+    seed = _seed_dir(home)
+    snapshot = sum(p.stat().st_size for p in seed.iterdir()) if seed is not None else 0
+    return snapshot + journal_bytes(home)
+
+
+def startup_timeout(home: Path) -> float:
+    """Scales with what the engine has to load: the snapshot and the journal."""
+    return STARTUP_BASE_S + STARTUP_S_PER_MB * _data_bytes(home) / 1e6
 
 
 # --- daemon -----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def daemon_session(settings: Settings, url: str) -> Iterator[str]:
-    """One invocation on the running daemon; snapshots on exit if it wrote anything.
-
-    The daemon also snapshots on ``engine stop``, but a daemon that crashes or
-    whose machine reboots would otherwise lose every write since it started.
-    """
-    client = make_client(url, request_timeout=settings.request_timeout)
-    try:
-        before = _fingerprint(client)
-        try:
-            yield url
-        finally:
-            if _fingerprint(client) != before:
-                with _engine_lock(settings.home):
-                    export_snapshot(client, settings.home)
-    finally:
-        client.close()
 
 
 def _daemon_file(home: Path) -> Path:
@@ -356,6 +458,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def is_engine_process(pid: int) -> bool | None:
+    """Is ``pid`` an osmem-server process? ``None`` where ``/proc`` cannot tell."""
+    try:
+        return b"osmem" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return None if not Path("/proc/self").exists() else False
+    except OSError:
+        return None
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/", timeout=2.0) as response:
@@ -365,35 +477,107 @@ def _answers(url: str) -> bool:
 
 
 def daemon_status(settings: Settings) -> DaemonStatus:
-    """Is a daemon recorded, alive and answering? A stale record is removed."""
-    file = _daemon_file(settings.home)
-    snapshot = str(snapshot_path(settings.home).resolve()) if _seed_dir(settings.home) else None
+    """Is a daemon recorded, alive and answering? A stale record is removed. Reads no data."""
+    home = settings.home
+    file = _daemon_file(home)
+    snapshot = str(snapshot_path(home).resolve()) if _seed_dir(home) else None
+    stopped = DaemonStatus(running=False, snapshot=snapshot, journal_bytes=journal_bytes(home))
     try:
         record = json.loads(file.read_text(encoding="utf-8"))
         pid, url = int(record["pid"]), str(record["url"])
         started_at = datetime.fromisoformat(record["started_at"])
     except (FileNotFoundError, NotADirectoryError):
-        return DaemonStatus(running=False, snapshot=snapshot)
+        return stopped
     except (ValueError, KeyError, TypeError):
         file.unlink(missing_ok=True)
-        return DaemonStatus(running=False, snapshot=snapshot, stale_removed=True)
-    if _pid_alive(pid) and _answers(url):
-        return DaemonStatus(running=True, pid=pid, url=url, started_at=started_at, snapshot=snapshot)
+        return stopped.model_copy(update={"stale_removed": True})
+    # A live osmem is running even when a busy machine keeps it from answering in time: removing
+    # its record would start a second engine beside it.
+    if _pid_alive(pid) and (is_engine_process(pid) or _answers(url)):
+        return stopped.model_copy(update={"running": True, "pid": pid, "url": url, "started_at": started_at})
     file.unlink(missing_ok=True)
-    return DaemonStatus(running=False, snapshot=snapshot, stale_removed=True)
+    return stopped.model_copy(update={"stale_removed": True})
 
 
-def start_daemon(settings: Settings) -> DaemonStatus:
-    """Start a detached osmem seeded from the snapshot (or report the one already running)."""
+class _StartupProgress:
+    """A spinner with what start-up is doing, on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self._status: Any = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status("starting the embedded engine")
+
+    def __enter__(self) -> _StartupProgress:
+        if self._status is not None:
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc_info)
+
+    def show(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+
+
+def _spawn_watchdog(settings: Settings, pid: int) -> None:
+    """The idle stop and background compaction (``esbubble.store.watchdog``), detached from us."""
+    log = engine_dir(settings.home) / "watchdog.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+    with os.fdopen(fd, "wb") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "esbubble.store.watchdog", str(settings.home), str(pid)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "ESBUBBLE_HOME": str(settings.home)},
+        )
+
+
+def start_daemon(settings: Settings, *, watchdog: bool = True) -> DaemonStatus:
+    """Start osmem from the snapshot, replay the journal, record it (or report the running one)."""
     status = daemon_status(settings)
     if status.running:
         return status
     home = settings.home
-    with _engine_lock(home):
-        process, url = launch_osmem(_seed_dir(home), log=engine_dir(home) / "daemon.log", detached=True)
-        client = make_client(url, request_timeout=settings.request_timeout)
+    with _engine_lock(home), _StartupProgress() as progress:
+        status = daemon_status(settings)  # another command may have started it while we waited
+        if status.running:
+            return status
+        remove_stale_staging(home)
+        directory = journal_dir(engine_dir(home))
+        cut = repair_tail(directory)
+        found = read_journal(directory, after_segment=snapshot_covers(home))
+        damaged = list(found.damaged) + ([f"torn last line cut ({cut} bytes kept aside)"] if cut else [])
+        seed = _seed_dir(home)
+        progress.show("starting the embedded engine" + (f" (loading {seed.resolve().name})" if seed else ""))
+        process, url = launch_osmem(
+            seed, log=engine_dir(home) / "daemon.log", detached=True, timeout=startup_timeout(home)
+        )
+        client = make_client(url, request_timeout=max(settings.request_timeout, 120.0))
         try:
             restore_templates(client, home)
+            total = len(found.entries)
+            done = 0
+
+            def step() -> None:
+                nonlocal done
+                done += 1
+                if done % 20 == 0 or done == total:
+                    progress.show(f"replaying the journal: {done}/{total} writes")
+
+            replayed = replay(client, found.entries, step)
+        except (ApiError, TransportError) as error:
+            stop_process(process)
+            raise EngineError(
+                f"the embedded engine failed while loading its data: {error}; "
+                f"log: {log_tail(engine_dir(home) / 'daemon.log')}",
+                hint="retry; if it fails again, report it with the log",
+            ) from None
         except BaseException:
             stop_process(process)
             raise
@@ -401,27 +585,104 @@ def start_daemon(settings: Settings) -> DaemonStatus:
             client.close()
         record = {"pid": process.pid, "url": url, "started_at": datetime.now(UTC).isoformat()}
         temporary = _daemon_file(home).with_suffix(".tmp")
-        temporary.write_text(json.dumps(record), encoding="utf-8")
+        _write_private(temporary, json.dumps(record))
         os.replace(temporary, _daemon_file(home))
-    return daemon_status(settings)
+        touch_last_used(home)
+        if watchdog:
+            _spawn_watchdog(settings, process.pid)
+    return daemon_status(settings).model_copy(update={"replayed": replayed, "damaged": damaged})
+
+
+def _stop_locked(settings: Settings, status: DaemonStatus) -> None:
+    """Compact, then stop the daemon. Call with the engine lock and the in-use lock held exclusively."""
+    assert status.pid is not None and status.url is not None
+    client = make_client(status.url, request_timeout=max(settings.request_timeout, 120.0))
+    try:
+        compact(client, settings)
+    finally:
+        client.close()
+    os.kill(status.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10.0
+    while _pid_alive(status.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _pid_alive(status.pid):
+        os.kill(status.pid, signal.SIGKILL)
+    _daemon_file(settings.home).unlink(missing_ok=True)
 
 
 def stop_daemon(settings: Settings) -> DaemonStatus:
-    """Snapshot the daemon's data, then stop it. Stopping no daemon is not an error."""
+    """Compact the data, then stop the daemon; waits for commands using it. Stopping none is no error."""
     status = daemon_status(settings)
-    if not status.running or status.pid is None or status.url is None:
+    if not status.running:
         return status
-    with _engine_lock(settings.home):
-        client = make_client(status.url, request_timeout=settings.request_timeout)
-        try:
-            export_snapshot(client, settings.home)
-        finally:
-            client.close()
-        os.kill(status.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10.0
-        while _pid_alive(status.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _pid_alive(status.pid):
-            os.kill(status.pid, signal.SIGKILL)
-        _daemon_file(settings.home).unlink(missing_ok=True)
+    with _engine_lock(settings.home), _in_use(settings.home, exclusive=True):
+        status = daemon_status(settings)
+        if status.running:
+            _stop_locked(settings, status)
     return daemon_status(settings)
+
+
+def stop_if_idle(settings: Settings, idle_s: float) -> bool:
+    """Stop the daemon when no command has used it for ``idle_s`` and none is using it now."""
+    with _engine_lock(settings.home, wait=False) as locked:
+        if not locked:
+            return False
+        with _in_use(settings.home, exclusive=True, wait=False) as free:
+            if not free:
+                return False
+            try:
+                idle = time.time() - last_used_file(settings.home).stat().st_mtime
+            except FileNotFoundError:
+                idle = idle_s
+            status = daemon_status(settings)
+            if idle < idle_s or not status.running:
+                return False
+            _stop_locked(settings, status)
+            return True
+
+
+def compact_if_large(settings: Settings, max_bytes: int) -> bool:
+    """Compact a running daemon whose journal passed ``max_bytes``, when no command is using it."""
+    if journal_bytes(settings.home) < max_bytes:
+        return False
+    with _engine_lock(settings.home, wait=False) as locked:
+        if not locked:
+            return False
+        with _in_use(settings.home, exclusive=True, wait=False) as free:
+            status = daemon_status(settings)
+            if not free or not status.running or status.url is None:
+                return False
+            client = make_client(status.url, request_timeout=max(settings.request_timeout, 120.0))
+            try:
+                compact(client, settings)
+            finally:
+                client.close()
+            return True
+
+
+@contextlib.contextmanager
+def engine_session(settings: Settings) -> Iterator[str]:
+    """The running daemon's URL for one command, starting it first if needed.
+
+    The shared in-use lock held meanwhile keeps the idle stop and compaction away.
+    """
+    home = settings.home
+    for _ in range(3):
+        status = daemon_status(settings)
+        if not status.running:
+            status = start_daemon(settings)
+            for problem in status.damaged:
+                print(f"esbubble: warning: journal: {problem}", file=sys.stderr)
+        with _in_use(home, exclusive=False):
+            status = daemon_status(settings)  # it may have been stopped while we waited for the lock
+            if status.running and status.url is not None:
+                touch_last_used(home)
+                try:
+                    yield status.url
+                finally:
+                    touch_last_used(home)
+                return
+    raise EngineError(
+        "the embedded engine keeps stopping while starting",
+        hint=f"see {engine_dir(home) / 'daemon.log'}, then `esbubble engine stop` and retry",
+    )

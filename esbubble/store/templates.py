@@ -147,7 +147,13 @@ def _chunk_index(store: Store) -> InitStep:
         _add_missing_chunk_fields(store, names.chunks_index)
         store.client.indices.put_alias(index=names.chunks_index, name=names.chunks)
         return InitStep(kind="index", name=names.chunks_index, status="updated")
-    store.client.indices.create(index=names.chunks_index, aliases={names.chunks: {}})
+    try:
+        store.client.indices.create(index=names.chunks_index, aliases={names.chunks: {}})
+    except ApiError as error:
+        if error.error != "resource_already_exists_exception":
+            raise
+        # Another command on the same engine created it between our check and our create.
+        return InitStep(kind="index", name=names.chunks_index, status="unchanged")
     return InitStep(kind="index", name=names.chunks_index, status="created")
 
 
