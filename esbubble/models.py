@@ -230,14 +230,20 @@ class TraceRecord(_Record):
     page: int | None
     token_count: int
     tf: float = Field(description="eq. 5: occurrences of the query terms in the text")
-    relevance: float = Field(description="tf (relevance = 'tf') or the Σ of facet weights (bm25)")
+    relevance: float | None = Field(
+        default=None, description="tf (relevance = 'tf') or the Σ of facet weights (bm25); None: older record"
+    )
     boost: float
     len_penalty: float
     score_raw: float = Field(description="relevance + boost")
     score_final: float = Field(description="(relevance + boost) · len_penalty")
-    gain: float = Field(description="what selection ranked by: score_final, or the marginal gain")
-    facets: list[str] = Field(description="the query facets the chunk matches (text or context)")
-    facets_new: list[str] = Field(description="of those, the ones the bubble did not cover at decision time")
+    gain: float | None = Field(
+        default=None, description="what selection ranked by: score_final, or the marginal gain; None: older"
+    )
+    facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
+    facets_new: list[str] = Field(
+        default_factory=list, description="of those, the ones the bubble did not cover at decision time"
+    )
     es_score: float
     es_rank: int
     overlap: float

@@ -50,6 +50,7 @@ class ScoredCandidate(NamedTuple):
     words: frozenset[str]
     facet_weights: tuple[float, ...]
     matches: tuple[TermWeight, ...] = ()
+    asked: frozenset[str] = frozenset()  # words that are the query's own (not counted as redundancy)
 
     @property
     def chunk_id(self) -> str:
@@ -186,9 +187,9 @@ class Scoring:
 def _query_word_test(facets: Sequence[Facet]) -> Callable[[str], bool]:
     """Is a chunk word one the query asks about (its analysed form, or itself, is a facet term)?
 
-    Every relevant chunk holds the query's words, so counting them as overlap
-    would make relevant chunks look redundant with each other; the redundancy
-    gate compares what a chunk adds beyond them.
+    Every relevant chunk holds the query's words, so sharing them with a
+    selected chunk does not make a chunk redundant: under ``overlap = "chunk"``
+    they count in a chunk's words but never as overlap.
     """
     terms = frozenset(term for facet in facets for term in facet.terms)
 
@@ -262,10 +263,9 @@ class _Query:
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=self.stats is not None)
         words = frozenset(compare).difference(self.stops)
-        if self.query_words:
-            words = frozenset(w for w in words if not self.query_words(w))
+        asked = frozenset(w for w in words if self.query_words(w)) if self.query_words else frozenset()
         return ScoredCandidate(
-            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, asked
         )
 
 

@@ -203,7 +203,7 @@ class _Gates:
         """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
         params = self.params
         if params.overlap_mode == "chunk":
-            value = max((overlap(scored.words, words) for words in state.chosen), default=0.0)
+            value = max((overlap(scored.words, words - scored.asked) for words in state.chosen), default=0.0)
         else:
             value = overlap(scored.words, state.words)
         tokens = float(scored.tokens)

@@ -92,6 +92,7 @@ def make_bubble(
             selection_order=i,
             chunk=c,
             tf=1.0,
+            relevance=1.0,
             boost=0.0,
             len_penalty=1.0,
             score=float(100 - i),

@@ -377,7 +377,7 @@ def small_corpus(store: Store, on_engine: list[str], tmp_path: Path) -> tuple[li
 
 def write_profile(path: Path, products_prior: float) -> str:
     path.write_text(
-        "[bubble]\ntoken_budget = 100\nmax_chunks = 1\n"
+        '[bubble]\ntoken_budget = 100\nmax_chunks = 1\nrelevance = "tf"\nselection = "score"\n'
         '[buckets.shares]\n"Scope of Works" = 0.5\n"Products" = 0.5\n'
         f'[priors.sections]\n"Products" = {products_prior}\n'
     )

@@ -37,7 +37,15 @@ MEMO = [
     make_chunk("memo", 2, text="Crane booked for Tuesday", section="Logistics"),
 ]
 PROFILE = {
-    "bubble": {"token_budget": 60, "max_chunks": 3, "length_norm": 10.0, "overlap_threshold": 0.9},
+    # the paper's scores: the repair swap below is built on them
+    "bubble": {
+        "token_budget": 60,
+        "max_chunks": 3,
+        "length_norm": 10.0,
+        "overlap_threshold": 0.9,
+        "relevance": "tf",
+        "selection": "score",
+    },
     "expand": {"mode": "window", "radius": {"xlsx": 1, "text": 1}},
     "repair": {"enabled": True},
     "assemble": {"enabled": True, "max_tokens": 2000, "reserved_tokens": 200},

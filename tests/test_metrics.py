@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from factories import text_candidate
+from factories import paper_config, text_candidate
 from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.bubble import build_bubble
-from esbubble.config import parse_config
 from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall, normalise_evidence
 from esbubble.models import Bubble, Candidate
 
@@ -23,7 +22,7 @@ def _candidate(chunk_id: str, section: str, text: str, tokens: int) -> Candidate
 
 @pytest.fixture
 def bubble() -> Bubble:
-    config = parse_config({"bubble": {"token_budget": 100, "length_norm": 10.0, "overlap_threshold": 0.6}})
+    config = paper_config({"bubble": {"token_budget": 100, "length_norm": 10.0, "overlap_threshold": 0.6}})
     candidates = [
         _candidate("a", "Scope", "slab slab slab membrane joint", 10),  # words {slab, membrane, joint}
         _candidate("b", "Scope", "slab slab membrane seal", 10),  # overlap 2/3 ≥ 0.6 → too_redundant

@@ -257,19 +257,18 @@ def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
 def test_each_selected_chunk_overlaps_every_chunk_before_it_less_than_delta(
     candidates: list[Candidate], config: BubbleConfig, query: str, variant: str
 ) -> None:
-    """``overlap = "chunk"`` (bm25's default): no selected chunk shares δ or more of its words, the
-    query's own words left out, with any chunk selected before it."""
+    """``overlap = "chunk"`` (bm25's default): no selected chunk shares δ or more of its words with any
+    chunk selected before it, shared words the query asks about not counted."""
     config = config.with_overrides(variant=variant, overlap="chunk")
     bubble = _build(query, candidates, config)
     asked = set(word_set(query, config.bubble.stop_words))
     before: list[set[str]] = []
     for chosen in bubble.selected:
-        words = {
-            w
-            for w in word_set(chosen.chunk.compare_text, config.bubble.stop_words)
-            if w not in asked and not set(analyze(w)) & set(analyze(query))
-        }
-        value = max((len(words & other) / len(words) for other in before), default=0.0) if words else 0.0
+        words = set(word_set(chosen.chunk.compare_text, config.bubble.stop_words))
+        own = {w for w in words if w in asked or set(analyze(w)) & set(analyze(query))}
+        value = (
+            max((len((words & other) - own) / len(words) for other in before), default=0.0) if words else 0.0
+        )
         assert value < config.bubble.overlap_threshold
         assert value == pytest.approx(chosen.overlap)
         before.append(words)

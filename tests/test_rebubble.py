@@ -106,7 +106,14 @@ CASES = [
 ]
 BASE = parse_config(
     {
-        "bubble": {"token_budget": 100, "max_chunks": 1, "variant": "full"},
+        # the paper's scores: the comparison and report mechanics below are built on them
+        "bubble": {
+            "token_budget": 100,
+            "max_chunks": 1,
+            "variant": "full",
+            "relevance": "tf",
+            "selection": "score",
+        },
         "buckets": {"shares": {SCOPE: 0.5, PRODUCTS: 0.5}},
     }
 )

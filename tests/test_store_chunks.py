@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from _store_data import QUOTE_JOB, make_chunk
 
-from esbubble.errors import BulkError, EngineError
+from esbubble.errors import BulkError, NotFoundError
 from esbubble.store.chunks import (
     NeighbourRequest,
     count_chunks,
@@ -74,7 +74,7 @@ def test_every_failed_item_is_reported(store: Store) -> None:
 
 
 def test_counting_a_missing_chunk_index_says_to_run_init(bare_store: Store) -> None:
-    with pytest.raises(EngineError) as error:
+    with pytest.raises(NotFoundError) as error:  # the user's to fix: exit 1, not 3
         count_chunks(bare_store)
     line = error.value.one_line()
     assert f"the chunk index {bare_store.names.chunks} does not exist" in line and "esbubble init" in line

@@ -202,8 +202,6 @@ def _audit_components(store: Store) -> list[tuple[str, str]]:
 
 def _audit_fields(store: Store, alias: str, component: str) -> InitStep:
     """Existing monthly audit indices gain the fields this version writes (new months get them anyway)."""
-    if not store.client.indices.exists_alias(name=alias):
-        return InitStep(kind="index", name=alias, status="unchanged")
     changed = _add_missing_fields(store, alias, component)
     return InitStep(kind="index", name=alias, status="updated" if changed else "unchanged")
 
@@ -284,7 +282,11 @@ def init_indices(store: Store) -> InitResult:
         for short in INDEX_TEMPLATES:
             steps.append(_index_template(store, short))
         steps.append(_chunk_index(store))
-        steps += [_audit_fields(store, alias, component) for alias, component in _audit_components(store)]
+        steps += [
+            _audit_fields(store, alias, component)
+            for alias, component in _audit_components(store)
+            if store.client.indices.exists_alias(name=alias)
+        ]
     except ApiError as error:
         _rollback(store, steps)
         raise _refused(store, error) from None
