@@ -19,15 +19,29 @@ from esbubble.errors import ConfigError
 KEY_FILE = "query-hash.key"
 
 
+def _create(path: Path) -> None:
+    """Write a new key beside ``path`` and link it in place: a reader never sees a half-written key,
+    and of concurrent creators exactly one wins (``link`` fails when the name exists)."""
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="ascii") as out:
+            out.write(secrets.token_hex(32) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
+
+
 def query_key(home: Path) -> bytes:
     """The home's key, created (0600, in a 0700 home) on first use; safe against concurrent creators."""
     path = home / KEY_FILE
     try:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "w", encoding="ascii") as out:
-                out.write(secrets.token_hex(32) + "\n")
+        if not path.exists():
+            _create(path)
         text = path.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(

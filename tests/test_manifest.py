@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from factories import paper_config
+
 import esbubble
 from esbubble.bubble import build_bubble
-from esbubble.config import parse_config
 from esbubble.manifest import build_manifest
 from esbubble.models import Candidate, Chunk, EngineInfo
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-CONFIG = parse_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
+CONFIG = paper_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
 
 
 def _candidate(chunk_id: str, text: str) -> Candidate:
