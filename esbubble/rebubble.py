@@ -536,6 +536,7 @@ def _rebuilt_cases(
                 gold=list(case.gold) if case is not None else [],
                 evidence=list(case.evidence) if case is not None else [],
                 candidates=candidates,
+                term_stats=manifest.term_stats,  # the engine's statistics the run was scored with
             )
         )
     if not queries:
