@@ -71,10 +71,10 @@ def test_exact_body_with_priors_and_filters() -> None:
         "sort": [{"_score": {"order": "desc"}}, {"chunk_id": {"order": "asc"}}],
         "track_scores": True,
         # bm25: one request also counts, over the whole index, the chunks holding each analysed term
-        "aggs": {
+        "aggregations": {
             "esbubble_term_stats": {
                 "global": {},
-                "aggs": {
+                "aggregations": {
                     "df": {
                         "filters": {
                             "filters": {
@@ -91,7 +91,7 @@ def test_exact_body_with_priors_and_filters() -> None:
 
 def test_paper_mode_asks_for_no_term_statistics() -> None:
     body = build_retrieval_query("scaffold hire", parse_config({"bubble": {"relevance": "tf"}}))
-    assert "aggs" not in body
+    assert "aggregations" not in body
 
 
 def test_without_priors_or_filters_only_bm25_remains() -> None:

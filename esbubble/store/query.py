@@ -128,7 +128,9 @@ def build_retrieval_query(
     }
     terms = stats_terms(query, config)
     if terms:
-        body["aggs"] = {TERM_STATS_AGG: {"global": {}, "aggs": {"df": {"filters": {"filters": terms}}}}}
+        body["aggregations"] = {
+            TERM_STATS_AGG: {"global": {}, "aggregations": {"df": {"filters": {"filters": terms}}}}
+        }
     return body
 
 
@@ -163,8 +165,10 @@ def redact_query_body(body: dict[str, Any]) -> dict[str, Any]:
     """A copy of a body built by ``build_retrieval_query`` with the query text replaced by ``<redacted>``."""
     redacted = copy.deepcopy(body)
     redacted["query"]["function_score"]["query"]["bool"]["should"][0]["multi_match"]["query"] = REDACTED
-    aggregation = redacted.get("aggs", {}).get(TERM_STATS_AGG)
+    aggregation = redacted.get("aggregations", {}).get(TERM_STATS_AGG)
     if aggregation is not None:  # the analysed terms would give the query away
-        count = len(aggregation["aggs"]["df"]["filters"]["filters"])
-        aggregation["aggs"]["df"]["filters"]["filters"] = {f"{REDACTED}{n}": {} for n in range(1, count + 1)}
+        count = len(aggregation["aggregations"]["df"]["filters"]["filters"])
+        aggregation["aggregations"]["df"]["filters"]["filters"] = {
+            f"{REDACTED}{n}": {} for n in range(1, count + 1)
+        }
     return redacted
