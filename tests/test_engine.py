@@ -96,6 +96,18 @@ def _running_pid(home: Path) -> int:
     return status.pid
 
 
+def _kill_engine(home: Path) -> None:
+    """SIGKILL the running engine and wait until it is gone, so the next start cannot still see it."""
+    pid = _running_pid(home)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if not daemon_status(load_settings(home=home)).running:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"engine {pid} still seen running 15 s after SIGKILL")
+
+
 def test_first_command_starts_the_engine_and_later_ones_reuse_it(isolated_home: Path) -> None:
     wrote = _python(WRITE, isolated_home, "5")
     assert wrote["created"] == 5
@@ -124,7 +136,7 @@ def test_empty_index_survives_a_restart(isolated_home: Path) -> None:
 
 def test_writes_survive_a_killed_engine_and_are_applied_once(isolated_home: Path) -> None:
     _python(WRITE, isolated_home, "4")
-    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    _kill_engine(isolated_home)
     read = _python(READ, isolated_home)
     assert read["count"] == 4
     assert read["versions"] == [1], "each journaled write was replayed exactly once"
@@ -151,7 +163,7 @@ def _acknowledged(home: Path, tag: str, kill_after_s: float, *, kill_engine: boo
         first = process.stdout.readline().strip()  # the tokenizer loads before the first write returns
         time.sleep(kill_after_s)
         if kill_engine:
-            os.kill(_running_pid(home), signal.SIGKILL)
+            _kill_engine(home)
         else:
             process.kill()
         output, _ = process.communicate(timeout=60)
@@ -172,7 +184,7 @@ def test_sigkill_at_any_point_loses_nothing_acknowledged(isolated_home: Path, ki
 
 def test_torn_journal_line_is_skipped_reported_and_cut(isolated_home: Path) -> None:
     _python(WRITE, isolated_home, "3")
-    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    _kill_engine(isolated_home)
     last = segments(journal_dir(engine_dir(isolated_home)))[-1]
     with last.open("ab") as out:
         out.write(b'0badc0de {"id": "torn", "m": "PUT", "p": "/esbubble-chunks-v1/_doc/x", "b": "{\\"te')
@@ -184,7 +196,7 @@ def test_torn_journal_line_is_skipped_reported_and_cut(isolated_home: Path) -> N
     read = _python(READ, isolated_home)
     assert read["count"] == 3, "everything before the torn line is there"
     _python(WRITE, isolated_home, "6")
-    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    _kill_engine(isolated_home)
     assert _python(READ, isolated_home)["count"] == 6, "appends after the cut replay cleanly"
 
 
@@ -273,7 +285,7 @@ def test_watchdog_compacts_a_large_journal_while_the_engine_runs(isolated_home: 
     assert snapshot_path(isolated_home).is_dir(), "the watchdog compacted in the background"
     status = daemon_status(load_settings(home=isolated_home))
     assert status.running and f"embedded ({status.url})" == wrote["url"], "without stopping the engine"
-    os.kill(_running_pid(isolated_home), signal.SIGKILL)
+    _kill_engine(isolated_home)
     read = _python(READ, isolated_home)
     assert read["count"] == 5 and read["versions"] == [1]
 

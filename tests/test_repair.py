@@ -178,8 +178,10 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
     for event in result.events:
         if event.victim_chunk_id in inserted:
             assert event.loop - inserted[event.victim_chunk_id] > config.repair.dwell
-    # After the swaps, the redundancy gate still holds for each newcomer against the rest.
-    if config.bubble.variant in ("diversity", "full"):
+    # After a single swap, the redundancy gate still holds for the newcomer against the rest. (With
+    # several, a later newcomer may share words with an earlier one: overlap is asymmetric, as eq. 12
+    # is, and each newcomer's gates at its own swap are checked above.)
+    if config.bubble.variant in ("diversity", "full") and len(result.events) == 1:
         stops = config.bubble.stop_words
         for s in repaired.selected:
             if s.chunk.chunk_id in inserted:
