@@ -133,11 +133,11 @@ def _bulk_items(
         raise _engine_error(store, what, error) from None
 
 
-def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) -> BulkSummary:
-    """Run bulk actions with retries on 429; raise ``BulkError`` listing every failed item."""
+def _tally(items: Iterable[tuple[bool, str, dict[str, Any]]]) -> tuple[int, int, list[dict[str, object]]]:
+    """Created and updated counts of bulk items, and every failed item with its id, status and error."""
     created = updated = 0
     failed: list[dict[str, object]] = []
-    for ok, op, result in _bulk_items(store, actions, what=f"write {what}", raise_on_exception=False):
+    for ok, op, result in items:
         if not ok:
             failed.append(
                 {
@@ -151,6 +151,13 @@ def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) ->
             created += 1
         else:
             updated += 1
+    return created, updated, failed
+
+
+def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) -> BulkSummary:
+    """Run bulk actions with retries on 429; raise ``BulkError`` listing every failed item."""
+    items = _bulk_items(store, actions, what=f"write {what}", raise_on_exception=False)
+    created, updated, failed = _tally(items)
     if failed:
         first = failed[0]
         raise BulkError(
@@ -224,8 +231,6 @@ def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[s
             f"{MAX_ATOMIC_BYTES // 2**20} MiB one request can carry, so it cannot be replaced all at once",
             hint="split the file into smaller documents",
         )
-    created = updated = 0
-    failed: list[dict[str, object]] = []
     items = _bulk_items(
         store,
         actions,
@@ -234,22 +239,12 @@ def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[s
         chunk_size=len(actions),
         max_chunk_bytes=2 * MAX_ATOMIC_BYTES,  # never split: the size was checked above
     )
-    for ok, op, result in items:
-        if op == "delete" and (ok or result.get("status") == 404):
-            continue
-        if not ok:
-            failed.append(
-                {
-                    "op": op,
-                    "_id": result.get("_id"),
-                    "status": result.get("status"),
-                    "error": result.get("error"),
-                }
-            )
-        elif result.get("result") == "created":
-            created += 1
-        else:
-            updated += 1
+    # Deleting an id that is already gone is what was wanted.
+    created, updated, failed = _tally(
+        (ok, op, result)
+        for ok, op, result in items
+        if not (op == "delete" and (ok or result.get("status") == 404))
+    )
     if failed:
         first = failed[0]
         raise BulkError(
