@@ -50,7 +50,8 @@ class ScoredCandidate(NamedTuple):
     words: frozenset[str]
     facet_weights: tuple[float, ...]
     matches: tuple[TermWeight, ...] = ()
-    asked: frozenset[str] = frozenset()  # words that are the query's own (not counted as redundancy)
+    # ``words`` less those the query asks about: what overlap = "chunk" compares (set once per candidate)
+    novel: frozenset[str] | None = None
 
     @property
     def chunk_id(self) -> str:
@@ -263,9 +264,9 @@ class _Query:
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=self.stats is not None)
         words = frozenset(compare).difference(self.stops)
-        asked = frozenset(w for w in words if self.query_words(w)) if self.query_words else frozenset()
+        novel = frozenset(w for w in words if not self.query_words(w)) if self.query_words else None
         return ScoredCandidate(
-            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, asked
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, novel
         )
 
 

@@ -116,7 +116,7 @@ def relevance_demand(
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=params.relevance == "bm25")
+    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=True)  # bm25 only
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _ in order(relevant, coverage):
@@ -202,8 +202,9 @@ class _Gates:
     ) -> tuple[list[GateResult], float, FinalReason]:
         """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
         params = self.params
-        if params.overlap_mode == "chunk":
-            value = max((overlap(scored.words, words - scored.asked) for words in state.chosen), default=0.0)
+        if scored.novel is not None:  # overlap = "chunk": shared query words are not overlap
+            shared = max((len(scored.novel.intersection(words)) for words in state.chosen), default=0)
+            value = shared / len(scored.words) if scored.words else 0.0
         else:
             value = overlap(scored.words, state.words)
         tokens = float(scored.tokens)
@@ -280,8 +281,11 @@ def select(
     bm25 = params.relevance == "bm25"
     by_gain = params.selection == "coverage" and not switches.engine_order
     order: Order = _gain_order if by_gain else _score_order
-    mass = relevance_demand(scored, params, order, len(facets)) if bm25 else None
-    resolved = resolve_shares((s.bucket for s in scored), shares, mass, params.share_floor if bm25 else 1.0)
+    present = {s.bucket for s in scored}
+    # The demand pass is a whole extra greedy run: only worth it when some bucket's share depends on it.
+    needs_demand = bm25 and not present.issubset(shares)
+    mass = relevance_demand(scored, params, order, len(facets)) if needs_demand else None
+    resolved = resolve_shares(present, shares, mass, params.share_floor if bm25 else 1.0)
     caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)
