@@ -77,12 +77,27 @@ class BubbleParams(_Section):
     fill_with_priors: bool = Field(
         default=False, description="may a chunk that matches no query facet enter on its prior alone"
     )
+    unlisted_shares: Literal["auto", "pool", "demand", "equal"] = Field(
+        default="auto",
+        description=(
+            "buckets without a [buckets.shares] entry: 'pool': each may spend what the listed shares"
+            " leave; 'demand': that split by where the relevant candidates are; 'equal': split equally"
+            " (the paper); 'auto': 'equal' under tf, 'pool' under bm25"
+        ),
+    )
     share_floor: float = Field(
         default=0.1,
         ge=0.0,
         le=1.0,
-        description="part of unlisted buckets' shares split equally, not by relevance",
+        description="under unlisted_shares = 'demand': part of the split made equally, not by relevance",
     )
+
+    @property
+    def unlisted_mode(self) -> Literal["pool", "demand", "equal"]:
+        """How unlisted buckets are capped, ``auto`` resolved by the relevance mode."""
+        if self.unlisted_shares != "auto":
+            return self.unlisted_shares
+        return "equal" if self.relevance == "tf" else "pool"
 
     @property
     def overlap_mode(self) -> Literal["bubble", "chunk"]:

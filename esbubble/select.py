@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from esbubble.config import BubbleParams
 from esbubble.gates import GATE_STAGES, gate_result, overlap, reason_of
@@ -87,20 +87,32 @@ def resolve_shares(
     shares: Mapping[str, float],
     mass: Mapping[str, float] | None = None,
     floor: float = 1.0,
+    *,
+    mode: Literal["pool", "demand", "equal"] = "equal",
 ) -> dict[str, float]:
     """ρ_b for every listed or present bucket.
 
-    Listed buckets keep their share; present buckets that are not listed split
-    what the listed shares leave: ``floor`` of it equally, the rest in
-    proportion to each bucket's relevance ``mass`` (``relevance_demand``;
-    equally when no bucket has any, or when no masses are given — the paper's
-    split).
+    Listed buckets keep their share. Present buckets that are not listed get
+    what the listed shares leave (``rest``):
+
+    - ``pool``: each of them all of ``rest``, so they draw on one pool and only
+      the global budget and the listed caps bound them (a share no profile
+      asked for would only reject relevant chunks: Context Bubble sends what
+      a section does not spend to a global slack pool);
+    - ``equal``: ``rest`` split equally (the paper's homogeneous ρ);
+    - ``demand``: ``floor`` of ``rest`` split equally, the rest in proportion to
+      each bucket's relevance ``mass`` (``relevance_demand``; equally when no
+      bucket has any).
     """
     resolved = dict(shares)
     unlisted = sorted({b for b in present if b not in shares})
     if not unlisted:
         return resolved
     rest = max(0.0, 1.0 - sum(shares.values()))
+    if mode == "pool":
+        return resolved | dict.fromkeys(unlisted, rest)
+    if mode == "equal":
+        floor = 1.0
     masses = {b: max(0.0, (mass or {}).get(b, 0.0)) for b in unlisted}
     total = sum(masses.values())
     for bucket in unlisted:
@@ -116,7 +128,7 @@ def relevance_demand(
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=True)  # bm25 only
+    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=params.relevance == "bm25")
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _ in order(relevant, coverage):
@@ -283,9 +295,10 @@ def select(
     order: Order = _gain_order if by_gain else _score_order
     present = {s.bucket for s in scored}
     # The demand pass is a whole extra greedy run: only worth it when some bucket's share depends on it.
-    needs_demand = bm25 and not present.issubset(shares)
+    mode = params.unlisted_mode
+    needs_demand = mode == "demand" and not present.issubset(shares)
     mass = relevance_demand(scored, params, order, len(facets)) if needs_demand else None
-    resolved = resolve_shares(present, shares, mass, params.share_floor if bm25 else 1.0)
+    resolved = resolve_shares(present, shares, mass, params.share_floor, mode=mode)
     caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)

@@ -82,6 +82,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "variant": draw(st.sampled_from(["flat_topk", "structure", "diversity", "full"])),
             "relevance": draw(st.sampled_from(["bm25", "tf"])),
             "selection": draw(st.sampled_from(["coverage", "score"])),
+            "unlisted_shares": draw(st.sampled_from(["auto", "pool", "demand", "equal"])),
             "fill_with_priors": draw(st.booleans()),
             "covered_weight": draw(st.floats(0.0, 1.0)),
         },
@@ -99,8 +100,9 @@ def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bub
 
 
 def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
-    """ρ_b as the README states it: listed shares kept; unlisted buckets split the rest, equally (tf),
-    or each at least ``share_floor`` of it over their number, the rest by relevance demand (bm25)."""
+    """ρ_b as docs state it: listed shares kept; unlisted buckets each get the whole rest (one pool,
+    bm25's default), split it equally (tf's), or each at least ``share_floor`` of it over their
+    number and the rest by relevance demand (``unlisted_shares = "demand"``)."""
     listed = config.buckets.shares
     present = {record.bucket for record in bubble.trace}
     unlisted = sorted(b for b in present if b not in listed)
@@ -108,9 +110,13 @@ def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
     shares = bubble.bucket_shares
     assert {b: shares[b] for b in listed} == pytest.approx(dict(listed))
     if unlisted:
-        assert sum(shares[b] for b in unlisted) == pytest.approx(rest)
         n = len(unlisted)
-        if config.bubble.relevance == "tf":
+        mode = config.bubble.unlisted_mode
+        if mode == "pool":
+            assert all(shares[b] == pytest.approx(rest) for b in unlisted)
+            return dict(shares)
+        assert sum(shares[b] for b in unlisted) == pytest.approx(rest)
+        if mode == "equal":
             assert all(shares[b] == pytest.approx(rest / n) for b in unlisted)
         else:
             assert all(shares[b] >= rest * config.bubble.share_floor / n - 1e-12 for b in unlisted)

@@ -29,6 +29,30 @@ def test_unlisted_present_buckets_split_what_listed_shares_leave() -> None:
     assert resolve_shares(["B"], {"A": 1.0}) == {"A": 1.0, "B": 0.0}
 
 
+def test_unlisted_buckets_draw_on_one_pool_under_pool_mode() -> None:
+    """Each unlisted bucket may spend all the listed shares leave; listed ones keep theirs."""
+    assert resolve_shares(["A", "B", "C"], {"A": 0.6}, mode="pool") == {"A": 0.6, "B": 0.4, "C": 0.4}
+    assert resolve_shares(["A", "B"], {}, mode="pool") == {"A": 1.0, "B": 1.0}
+    assert resolve_shares(["B"], {"A": 1.0}, mode="pool") == {"A": 1.0, "B": 0.0}
+
+
+def test_default_bm25_profile_rejects_no_chunk_for_a_bucket_cap() -> None:
+    """With no listed shares (the default profile), section budgets never bind: only the global one."""
+    candidates = [_candidate(f"a{i}", "A", "slab membrane alpha", 30) for i in range(4)] + [
+        _candidate("b1", "B", "slab membrane beta", 10)
+    ]
+    config = BubbleConfig().with_overrides(token_budget=100, overlap_threshold=1.0)
+    assert config.bubble.unlisted_mode == "pool"
+    bubble = build_bubble("slab membrane", candidates, config, run_id="pool", now=NOW)
+    reasons = _reasons(bubble)
+    assert "section_budget_exceeded" not in reasons.values()
+    assert bubble.tokens_used == 100
+    assert bubble.bucket_shares == {"A": 1.0, "B": 1.0}
+    equal = config.with_overrides(unlisted_shares="equal")
+    capped = build_bubble("slab membrane", candidates, equal, run_id="equal", now=NOW)
+    assert "section_budget_exceeded" in _reasons(capped).values()
+
+
 def test_caps_are_whole_tokens_rounded_down() -> None:
     assert bucket_caps({"A": 0.6, "B": 1 / 3}, 1000) == {"A": 600, "B": 333}
     assert bucket_caps({"A": 0.7}, 10) == {"A": 7}
