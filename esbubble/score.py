@@ -111,12 +111,18 @@ def structural_prior(
 
 
 def prior_weight(prior: float) -> float:
-    """The multiplicative weight standing in for a signed prior: > 1 boosts, < 1 penalises, never ≤ 0.
+    """The multiplicative weight standing in for a signed prior: ``(1 + 2p) / (1 + p)`` for a boost,
+    its reciprocal for a penalty, so ``w(-p) = 1 / w(p)`` and every weight lies in (½, 2).
 
-    The retrieval request uses it (Elasticsearch refuses negative scores), and
-    so does ``bm25`` scoring, so a prior acts on relevance the same way in both.
+    A prior reorders chunks of comparable relevance; it never more than doubles or halves what a
+    chunk matched, so a boosted section cannot crowd out a chunk that matches the question twice
+    as well (with ``1 + p``, a +6 section weighed ×7 and filled bubbles with its weak matches).
+    The retrieval request uses the same weight (Elasticsearch refuses negative scores), so a prior
+    acts on relevance the same way in the engine's order and in ``bm25`` scoring.
     """
-    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
+    magnitude = abs(prior)
+    weight = (1.0 + 2.0 * magnitude) / (1.0 + magnitude)
+    return weight if prior >= 0 else 1.0 / weight
 
 
 def combine(relevance: float, prior: float, *, multiplicative: bool) -> float:

@@ -132,7 +132,9 @@ def facet_weights_of(record: TraceRecord) -> dict[str, float]:
 
 
 def weight_of(prior: float) -> float:
-    return 1.0 + prior if prior >= 0 else 1.0 / (1.0 + abs(prior))
+    """w(p) = (1 + 2p) / (1 + p) for a boost, its reciprocal for a penalty (docs: bm25 scoring)."""
+    weight = (1.0 + 2.0 * abs(prior)) / (1.0 + abs(prior))
+    return weight if prior >= 0 else 1.0 / weight
 
 
 def rederive(record: TraceRecord) -> tuple[str, str, str]:
@@ -180,8 +182,9 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, a covered one
-    at ``covered_weight``) · w(boost) · lp (w: 1 + p boosts, 1 / (1 + |p|) penalises; a chunk that
-    matches nothing keeps max(boost, 0)); first-pass decisions come in non-increasing gain."""
+    at ``covered_weight``) · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts, its reciprocal penalises;
+    a chunk that matches nothing keeps max(boost, 0)); first-pass decisions come in non-increasing
+    gain."""
     config = config.with_overrides(selection="coverage", relevance="bm25")
     bubble = _build(query, candidates, config)
     first_pass: list[float] = []

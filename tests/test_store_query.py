@@ -56,11 +56,12 @@ def test_exact_body_with_priors_and_filters() -> None:
                     }
                 },
                 "functions": [
-                    {"filter": {"term": {"section": "Access"}}, "weight": 1.5},
-                    {"filter": {"term": {"section": "Scaffolding"}}, "weight": 2.5},
-                    {"filter": {"term": {"section": "Terms"}}, "weight": 1 / 3.5},
-                    {"filter": {"match_phrase": {"text": "edge protection"}}, "weight": 2.0},
-                    {"filter": {"match_phrase": {"text": "excluded"}}, "weight": 0.5},
+                    # w(p) = (1 + 2p) / (1 + p) for a boost, its reciprocal for a penalty
+                    {"filter": {"term": {"section": "Access"}}, "weight": 2.0 / 1.5},
+                    {"filter": {"term": {"section": "Scaffolding"}}, "weight": 4.0 / 2.5},
+                    {"filter": {"term": {"section": "Terms"}}, "weight": 1 / (6.0 / 3.5)},
+                    {"filter": {"match_phrase": {"text": "edge protection"}}, "weight": 3.0 / 2.0},
+                    {"filter": {"match_phrase": {"text": "excluded"}}, "weight": 1 / (3.0 / 2.0)},
                 ],
                 "score_mode": "multiply",
                 "boost_mode": "multiply",
@@ -131,6 +132,14 @@ def test_prior_weight_is_positive_and_keeps_the_sign_of_the_prior(prior: float) 
     assert weight > 0
     assert (weight > 1) == (prior > 0)
     assert (weight < 1) == (prior < 0)
+
+
+@given(st.floats(min_value=0, max_value=1e6))
+def test_prior_weight_never_more_than_doubles_or_halves_and_is_symmetric(prior: float) -> None:
+    """A prior reorders chunks of comparable relevance; it cannot overrule twice the relevance."""
+    assert 1.0 <= prior_weight(prior) < 2.0
+    assert prior_weight(-prior) == pytest.approx(1.0 / prior_weight(prior))
+    assert prior_weight(6.0) == pytest.approx(13 / 7)
 
 
 @given(st.floats(min_value=0, max_value=1e3), st.floats(min_value=0, max_value=1e3))

@@ -11,8 +11,9 @@ Why this shape (DESIGN.md, Elasticsearch side):
   match and fill the remaining places of the ``candidate_k`` list.
 - Priors become ``filter`` + ``weight`` functions multiplied into the score.
   Elasticsearch rejects negative scores, so a prior ``p`` becomes the weight
-  ``1 + p`` when positive and ``1 / (1 + |p|)`` when negative: penalised
-  sections sink without going below zero. The signed prior of the paper is
+  ``(1 + 2p) / (1 + p)`` when positive and its reciprocal when negative
+  (``score.prior_weight``, always within ½ and 2): penalised sections sink
+  without going below zero, and no prior outweighs twice the relevance. The signed prior of the paper is
   applied in Python by the core; the engine only has to recall the right set.
 - The body is the same for every variant, so ablations compare on one
   candidate set; sorting by ``_score`` then ``chunk_id`` makes it deterministic.
