@@ -39,6 +39,12 @@ class TermStats:
         df = min(max(self.df.get(term, 0), 0), n)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
+    def unindexed(self, term: str) -> bool:
+        """The index counted ``term`` and no chunk holds it: the engine drops it (a stop word of its
+        analyzer that ours keeps), so a chunk the Python analysis finds it in must not earn its idf,
+        the highest of all, for it."""
+        return self.df.get(term, 1) <= 0
+
     def to_json(self) -> dict[str, object]:
         return {"doc_count": self.doc_count, "df": dict(sorted(self.df.items()))}
 
@@ -139,7 +145,7 @@ def bm25_weights(
         for term in facet.terms:
             tf = text.get(term, 0)
             ctx = context.get(term, 0)
-            if not tf and not ctx:
+            if (not tf and not ctx) or stats.unindexed(term):
                 continue
             idf = stats.idf(term)
             weight = idf * saturate(tf + context_weight * ctx, k1)
