@@ -19,7 +19,7 @@ from esbubble.manifest import build_manifest
 from esbubble.models import RunManifest, TraceRecord
 from esbubble.queryset import QueryCase
 from esbubble.rebubble import new_batch_id, run_batch
-from esbubble.runner import run_bubble
+from esbubble.runner import RunOptions, run_bubble
 from esbubble.settings import Settings
 from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
@@ -151,7 +151,12 @@ def rebubble_qps(
     started = time.perf_counter()
     with BackgroundTraceWriter.for_store(store) as background:
         run_batch(
-            store, cases, config, batch_id=new_batch_id(now), now=now, workers=workers, writer=background
+            store,
+            cases,
+            config,
+            RunOptions(batch_id=new_batch_id(now), now=now),
+            workers=workers,
+            writer=background,
         )
         computed_s = time.perf_counter() - started
     batched_s = time.perf_counter() - started
@@ -187,7 +192,9 @@ def rebubble_qps_without_audit(
     batched = CountingWriter(store)
     now = datetime.now(UTC)
     started = time.perf_counter()
-    run_batch(store, cases, config, batch_id=new_batch_id(now), now=now, workers=workers, writer=batched)
+    run_batch(
+        store, cases, config, RunOptions(batch_id=new_batch_id(now), now=now), workers=workers, writer=batched
+    )
     batched_s = time.perf_counter() - started
     if sequential.records != batched.records:
         raise RuntimeError("the two ways built a different number of trace records")

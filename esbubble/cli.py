@@ -433,7 +433,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 ) -> None:
     """Build a context bubble for QUERY, print it and record its trace."""
     from esbubble import cli_render as render
-    from esbubble.runner import run_bubble
+    from esbubble.runner import RunOptions, run_bubble
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
@@ -442,7 +442,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     check_query_text(query)  # before an engine is started for nothing
     config = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
     with redacting([query] if redact_query else []), store_of(ctx, index=index, initialise=True) as store:
-        result = run_bubble(store, query, config, redact_query=redact_query)
+        result = run_bubble(store, query, config, RunOptions(redact_query=redact_query))
     render.warn_empty(result.bubble)
     if as_json:
         render.emit_json(render.bubble_json(result.bubble))
@@ -652,7 +652,8 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble import cli_render as render
     from esbubble import rebubble as batch
     from esbubble.progress import ProgressBar, wanted
-    from esbubble.store.audit import WriteResult, flush_spool
+    from esbubble.runner import RunOptions
+    from esbubble.store.audit import WriteResult, find_manifests, flush_spool
     from esbubble.store.history import restore_runs
 
     config = resolve_config(profile, budget=budget, variant=variant, max_chunks=max_chunks)
@@ -670,7 +671,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             store_of(ctx, initialise=True) as store,
         ):
             if baseline:
-                restore_runs(store, batch.find_manifests(store, baseline))
+                restore_runs(store, find_manifests(store, baseline))
             old = batch.load_summaries(store, baseline) if baseline else None
             finished: set[str] = set()
             if resume_id is not None:
@@ -682,12 +683,10 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
                     store,
                     cases,
                     config,
-                    batch_id=batch_id,
-                    now=now,
+                    RunOptions(batch_id=batch_id, redact_query=redact_query, now=now),
                     workers=workers,
                     on_done=bar.advance,
                     skip=finished,
-                    redact_query=redact_query,
                 )
             comparison = batch.compare_runs(baseline, old, result.runs) if baseline and old else None
             if comparison is not None and not result.failed:  # the cluster answered the whole batch
@@ -806,8 +805,9 @@ def report(  # noqa: PLR0917 - click passes one argument per option
     Give the batch's --index when it ran on another chunk index than the prefix's.
     """
     from esbubble import cli_render as render
-    from esbubble.rebubble import find_manifests, report_data
+    from esbubble.rebubble import report_data
     from esbubble.report import write_report
+    from esbubble.store.audit import find_manifests
     from esbubble.store.history import restore_runs
 
     loaded = load_query_set(queryset) if queryset is not None else None

@@ -13,7 +13,7 @@ import json
 import tomllib
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -218,11 +218,26 @@ class BubbleConfig(_Section):
     def config_hash(self) -> str:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
+    def with_section(
+        self, name: SectionName, fields: Mapping[str, object], *, source: str = "overrides"
+    ) -> BubbleConfig:
+        """A copy with fields of one section replaced. The edited section is validated like a
+        profile's (a value from a flag gets the same error, naming ``source`` and the key); the other
+        sections are the same objects."""
+        section: _Section = getattr(self, name)
+        try:
+            edited = type(section).model_validate({**dict(section), **fields})
+        except ValidationError as error:
+            raise ConfigError(_describe(error, source, within=(name,))) from None
+        return self.model_copy(update={name: edited})
+
     def with_overrides(self, **bubble_fields: object) -> BubbleConfig:
-        """A copy with ``[bubble]`` fields replaced, validated like a profile."""
-        data = self.model_dump(mode="json")
-        data["bubble"].update({k: v for k, v in bubble_fields.items() if v is not None})
-        return parse_config(data, source="overrides")
+        """A copy with the ``[bubble]`` fields that are not None replaced, validated like a profile."""
+        changes = {key: value for key, value in bubble_fields.items() if value is not None}
+        return self.with_section("bubble", changes) if changes else self
+
+
+SectionName = Literal["bubble", "priors", "buckets", "expand", "repair", "assemble"]
 
 
 def _field_at(loc: Sequence[int | str]) -> tuple[FieldInfo | None, int]:
@@ -253,9 +268,10 @@ def _allowed(info: FieldInfo) -> str | None:
     return f"allowed range: {lower}value{upper}" if lower or upper else None
 
 
-def _describe(error: ValidationError, source: str) -> str:
+def _describe(error: ValidationError, source: str, *, within: tuple[str, ...] = ()) -> str:
+    """The first error as one line; ``within`` is the path of the model that was validated."""
     first = error.errors()[0]
-    loc = first["loc"]
+    loc = (*within, *first["loc"])
     info, depth = _field_at(loc)
     union = info is not None and typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
     if union:

@@ -23,13 +23,13 @@ from pydantic import BaseModel, ConfigDict
 
 from esbubble.assemble import AssembledPrompt, assemble, check_room
 from esbubble.bubble import build_bubble
-from esbubble.config import BubbleConfig, parse_config
+from esbubble.config import BubbleConfig
 from esbubble.errors import ConfigError
 from esbubble.evaluate import CaseLike
 from esbubble.expand import Expansion, plan_expansion
 from esbubble.manifest import build_manifest
 from esbubble.metrics import gold_recall
-from esbubble.models import Bubble, Candidate, Chunk, RunManifest, Variant
+from esbubble.models import Bubble, Candidate, Chunk, RunManifest
 from esbubble.repair import (
     RepairResult,
     facets_of,
@@ -38,7 +38,7 @@ from esbubble.repair import (
     plan_repair,
     uncovered,
 )
-from esbubble.runner import RunResult, run_bubble
+from esbubble.runner import RunOptions, RunResult, run_bubble
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import NeighbourRequest, neighbours
 from esbubble.store.connection import Store
@@ -162,11 +162,8 @@ def run_delivery(
     store: Store,
     query: str,
     config: BubbleConfig,
+    options: RunOptions = RunOptions(),  # noqa: B008 - frozen, so one shared default is safe
     *,
-    variant: Variant | None = None,
-    batch_id: str | None = None,
-    filters: RetrievalFilters | None = None,
-    redact_query: bool = False,
     writer: TraceWriter | None = None,
 ) -> DeliveryRun:
     """One recorded run with delivery; the final trace replaces the bubble's (same derived ids).
@@ -176,17 +173,8 @@ def run_delivery(
     if config.assemble.enabled:
         check_room(query, config)
     audit = writer if writer is not None else TraceWriter.for_store(store)
-    run = run_bubble(
-        store,
-        query,
-        config,
-        variant=variant,
-        batch_id=batch_id,
-        filters=filters,
-        redact_query=redact_query,
-        writer=audit,
-    )
-    delivery = deliver(store, run.bubble, config, filters=filters)
+    run = run_bubble(store, query, config, options, writer=audit)
+    delivery = deliver(store, run.bubble, config, filters=options.filters)
     manifest = build_manifest(
         delivery.bubble,
         config,
@@ -216,12 +204,15 @@ def evaluate_options(
     """The profile with the delivery stages switched on that ``esbubble eval`` options ask for."""
     if window and parent:
         raise ConfigError("--window and --parent are exclusive", hint="choose one expansion mode")
-    data = config.model_dump(mode="json")
     if window or parent:
-        data["expand"]["mode"] = "window" if window else "parent"
-    data["repair"]["enabled"] = data["repair"]["enabled"] or repair
-    data["assemble"]["enabled"] = data["assemble"]["enabled"] or assemble
-    return parse_config(data, source="eval options")
+        config = config.with_section(
+            "expand", {"mode": "window" if window else "parent"}, source="eval options"
+        )
+    if repair and not config.repair.enabled:
+        config = config.with_section("repair", {"enabled": True}, source="eval options")
+    if assemble and not config.assemble.enabled:
+        config = config.with_section("assemble", {"enabled": True}, source="eval options")
+    return config
 
 
 class DeliveryRow(_Model):

@@ -14,17 +14,15 @@ import hashlib
 import uuid
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
-from typing import Any
+from dataclasses import replace
+from datetime import UTC, datetime
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
 from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
-from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord, Variant
+from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord
 from esbubble.query_key import query_key
 from esbubble.report import (
     DeltaPoint,
@@ -34,15 +32,21 @@ from esbubble.report import (
     pruning_funnel,
     section_allocation,
 )
-from esbubble.runner import record_run
-from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult, spool_dir
+from esbubble.runner import RunOptions, record_run
+from esbubble.store.audit import (
+    BackgroundTraceWriter,
+    TraceWriter,
+    WriteResult,
+    find_manifests,
+    spool_dir,
+    trace_records,
+)
 from esbubble.store.chunks import count_chunks, get_chunks
 from esbubble.store.connection import Store
-from esbubble.store.query import RetrievalFilters
 from esbubble.store.retrieve import Retrieval, retrieve_many
 from esbubble.text import preview
 
-PAGE_SIZE = 1000
+CHUNKS_PER_GET = 1000  # chunk ids per mget when rebuilding a batch's candidates
 RETRIEVE_GROUP = 8  # queries per msearch: small enough that a lost cluster costs little finished work
 
 
@@ -219,64 +223,6 @@ def trace_records_of_chunks(
     return [r for r in trace_records(store, run_ids, selected_only=True) if r.chunk_id in wanted]
 
 
-def _search_pages(
-    store: Store, index: str, query: dict[str, Any], sort_field: str
-) -> Iterator[dict[str, Any]]:
-    """Every hit of ``query`` on ``index``, paged with ``search_after`` (works on every engine)."""
-    after: list[Any] | None = None
-    while True:
-        try:
-            response = store.client.search(
-                index=index,
-                query=query,
-                sort=[{sort_field: "asc"}],
-                size=PAGE_SIZE,
-                search_after=after,
-                track_total_hits=False,
-                ignore_unavailable=True,
-                allow_no_indices=True,
-            )
-        except (ApiError, TransportError) as error:
-            reason = error.message if isinstance(error, ApiError) else error
-            raise EngineError(f"searching {index} on {store.display_url} failed: {reason}") from None
-        hits = response.body["hits"]["hits"]
-        yield from (hit["_source"] for hit in hits)
-        if len(hits) < PAGE_SIZE:
-            return
-        after = hits[-1]["sort"]
-
-
-def find_manifests(store: Store, run_or_batch_id: str) -> list[RunManifest]:
-    """The manifests of one run, or of every run of a batch, ordered by run id."""
-    query = {
-        "bool": {
-            "should": [{"term": {"run_id": run_or_batch_id}}, {"term": {"batch_id": run_or_batch_id}}],
-            "minimum_should_match": 1,
-        }
-    }
-    manifests = [
-        RunManifest.model_validate(doc) for doc in _search_pages(store, store.names.runs, query, "run_id")
-    ]
-    if not manifests:
-        raise NotFoundError(
-            f"no run or batch with id {run_or_batch_id!r} in {store.names.runs}",
-            hint="use the run id `bubble` printed or the batch id `rebubble` printed",
-        )
-    return manifests
-
-
-def trace_records(store: Store, run_ids: Sequence[str], *, selected_only: bool = False) -> list[TraceRecord]:
-    """Trace records of these runs, ordered by run id then rank."""
-    if not run_ids:
-        return []
-    filters: list[dict[str, Any]] = [{"terms": {"run_id": list(run_ids)}}]
-    if selected_only:
-        filters.append({"term": {"final_decision": "selected"}})
-    docs = _search_pages(store, store.names.traces, {"bool": {"filter": filters}}, "trace_id")
-    records = [TraceRecord.model_validate(doc) for doc in docs]
-    return sorted(records, key=lambda r: (r.run_id, r.rank))
-
-
 def load_summaries(store: Store, run_or_batch_id: str) -> list[RunSummary]:
     """Summaries of a stored run or batch, for ``compare_runs``."""
     manifests = find_manifests(store, run_or_batch_id)
@@ -374,18 +320,15 @@ def run_batch(
     store: Store,
     cases: Sequence[CaseLike],
     config: BubbleConfig,
+    options: RunOptions,
     *,
-    batch_id: str,
-    now: datetime,
-    variant: Variant | None = None,
     workers: int = 1,
-    filters: RetrievalFilters | None = None,
     writer: TraceWriter | None = None,
     on_done: Callable[[int], None] | None = None,
     skip: Collection[str] = (),
-    redact_query: bool = False,
 ) -> BatchResult:
-    """Bubble every case with ``config`` and write all manifests and traces under ``batch_id``.
+    """Bubble every case with ``config`` and write all manifests and traces under ``options.batch_id``
+    (required), every run stamped ``options.now`` (default: when the batch starts).
 
     ``workers`` threads each take a contiguous slice of the query set and
     retrieve it ``RETRIEVE_GROUP`` queries per ``msearch``; the result is the
@@ -399,6 +342,11 @@ def run_batch(
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
     if workers < 1:
         raise InputError(f"invalid --workers {workers}", hint="use 1 or more")
+    batch_id = options.batch_id
+    if batch_id is None:
+        raise ValueError("run_batch needs options.batch_id")
+    options = replace(options, now=options.now or datetime.now(UTC))
+    redact_query = options.redact_query
     todo = [case for case in cases if case.id not in skip]
     if not todo:
         skipped = [case.id for case in cases]
@@ -421,7 +369,7 @@ def run_batch(
     def retrieved(part: Sequence[CaseLike]) -> Iterator[tuple[CaseLike, Retrieval]]:
         for number, group in enumerate(_groups(part, RETRIEVE_GROUP)):
             try:
-                retrievals = retrieve_many(store, [c.query for c in group], config, filters)
+                retrievals = retrieve_many(store, [c.query for c in group], config, options.filters)
             except EngineError as error:
                 reason = error.one_line()
                 if redact_query:
@@ -441,16 +389,12 @@ def run_batch(
         for case, retrieval in retrieved(part):
             bubble, manifest = record_run(
                 store,
-                case.query,
                 retrieval,
                 config,
+                options,
                 run_id=batch_run_id(batch_id, case.id),
                 index_doc_count=doc_count,
                 timings_ms={"retrieve": retrieval.took_ms},
-                batch_id=batch_id,
-                variant=variant,
-                redact_query=redact_query,
-                now=now,
                 key=key,
             )
             done.append((summarise(manifest, bubble.trace), audit.write(manifest, bubble.trace)))
@@ -508,8 +452,8 @@ def _rebuilt_cases(
         per_run.setdefault(record.run_id, []).append(record)
     wanted = sorted({r.chunk_id for r in records})
     chunks: dict[str, Chunk] = {}
-    for start in range(0, len(wanted), PAGE_SIZE):
-        chunks.update((c.chunk_id, c) for c in get_chunks(store, wanted[start : start + PAGE_SIZE]))
+    for start in range(0, len(wanted), CHUNKS_PER_GET):
+        chunks.update((c.chunk_id, c) for c in get_chunks(store, wanted[start : start + CHUNKS_PER_GET]))
     notes: list[str] = []
     cases: list[EvalCase] = []
     for manifest in manifests:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -36,40 +37,53 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000.0, 3)
 
 
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How runs are made and recorded, beyond their query and profile (the same for every run of a batch).
+
+    ``variant`` names the ablation that ran (None: the profile's); ``batch_id``
+    groups the runs of one ``rebubble`` batch; ``filters`` narrow retrieval;
+    ``redact_query`` keeps the query text out of every stored record; ``now``
+    is the runs' timestamp (None: the time each run is made).
+    """
+
+    variant: Variant | None = None
+    batch_id: str | None = None
+    filters: RetrievalFilters | None = None
+    redact_query: bool = False
+    now: datetime | None = None
+
+
 def record_run(
     store: Store,
-    query: str,
     retrieval: Retrieval,
     config: BubbleConfig,
+    options: RunOptions,
     *,
     run_id: str,
     index_doc_count: int | None,
     timings_ms: dict[str, float],
-    batch_id: str | None = None,
-    variant: Variant | None = None,
-    redact_query: bool = False,
-    now: datetime | None = None,
     key: bytes | None = None,
 ) -> tuple[Bubble, RunManifest]:
     """The bubble for one retrieval and the manifest that records it (the bubble's time is added).
 
     The query hash is keyed with ``key`` (default: the home's, see ``esbubble.query_key``).
     """
-    now = now or datetime.now(UTC)
+    now = options.now or datetime.now(UTC)
     stage = time.perf_counter()
     bubble = build_bubble(
-        query,
+        retrieval.query,
         retrieval.candidates,
         config,
         run_id=run_id,
         now=now,
-        batch_id=batch_id,
-        variant=variant,
-        redact_query=redact_query,
+        batch_id=options.batch_id,
+        variant=options.variant,
+        redact_query=options.redact_query,
         query_key=key if key is not None else query_key(store.settings.home),
     )
     timings = {**timings_ms, "bubble": _ms(stage)}
-    body = redact_query_body(retrieval.request_body) if redact_query else retrieval.request_body
+    body = redact_query_body(retrieval.request_body) if options.redact_query else retrieval.request_body
     manifest = build_manifest(
         bubble,
         config,
@@ -87,31 +101,25 @@ def run_bubble(
     store: Store,
     query: str,
     config: BubbleConfig,
+    options: RunOptions = RunOptions(),
     *,
-    variant: Variant | None = None,
-    batch_id: str | None = None,
-    filters: RetrievalFilters | None = None,
-    redact_query: bool = False,
     writer: TraceWriter | None = None,
 ) -> RunResult:
     """Build one bubble for ``query`` and record it; auditing problems warn, they never fail the run."""
     started = time.perf_counter()
-    retrieval = retrieve(store, query, config, filters)
+    retrieval = retrieve(store, query, config, options.filters)
     timings = {"retrieve": _ms(started), "engine": round(retrieval.took_ms, 3)}
     stage = time.perf_counter()
     doc_count = count_chunks(store)
     timings["count"] = _ms(stage)
     bubble, manifest = record_run(
         store,
-        query,
         retrieval,
         config,
+        options,
         run_id=str(uuid.uuid4()),
         index_doc_count=doc_count,
         timings_ms=timings,
-        batch_id=batch_id,
-        variant=variant,
-        redact_query=redact_query,
     )
     manifest = manifest.model_copy(update={"timings_ms": {**manifest.timings_ms, "total": _ms(started)}})
     audit = writer if writer is not None else TraceWriter.for_store(store)

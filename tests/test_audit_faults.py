@@ -21,8 +21,8 @@ from reliability_proxy import forwarding_proxy
 
 import esbubble.rebubble as rebubble_module
 from esbubble.cli import cli
-from esbubble.rebubble import find_manifests
 from esbubble.settings import load_settings
+from esbubble.store.audit import find_manifests
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
 from esbubble.store.retrieve import Retrieval

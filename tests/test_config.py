@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from esbubble.config import BubbleConfig, load_profile, parse_config
 from esbubble.errors import ConfigError
@@ -186,3 +191,48 @@ def test_cli_delta_nan_is_a_one_line_user_error() -> None:
         "esbubble: error: overrides: invalid value for 'bubble.overlap_threshold': nan "
         "(Input should be a finite number; allowed range: 0.0 < value ≤ 1.0)"
     ]
+
+
+def _outcome(make: Callable[[], BubbleConfig]) -> tuple[str, str]:
+    try:
+        config = make()
+    except ConfigError as error:
+        return "error", error.one_line()
+    return config.config_hash, config.to_json()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    budget=st.integers(min_value=-5, max_value=3_000_000) | st.none(),
+    delta=st.floats(allow_nan=True, allow_infinity=True) | st.none(),
+    variant=st.sampled_from(["full", "flat_topk", "nope"]) | st.none(),
+    max_chunks=st.integers(min_value=-1, max_value=20_000) | st.none(),
+)
+def test_a_typed_edit_is_the_profile_that_states_the_same_values(
+    budget: int | None, delta: float | None, variant: str | None, max_chunks: int | None
+) -> None:
+    """Flag overrides edit ``[bubble]`` in place: same config, hash and error as a profile with the
+    values written in it (reading the profile back through JSON), and the other sections untouched."""
+    base = parse_config(tomllib.loads(FULL_PROFILE))
+    flags = {"token_budget": budget, "overlap_threshold": delta, "variant": variant, "max_chunks": max_chunks}
+    given_values = {key: value for key, value in flags.items() if value is not None}
+
+    def as_profile() -> BubbleConfig:
+        data = json.loads(base.to_json())
+        data["bubble"].update(given_values)
+        return parse_config(data, source="overrides")
+
+    assert _outcome(lambda: base.with_overrides(**flags)) == _outcome(as_profile)
+    if _outcome(as_profile)[0] != "error":
+        edited = base.with_overrides(**flags)
+        assert (
+            edited.priors is base.priors and edited.buckets is base.buckets and edited.expand is base.expand
+        )
+
+
+def test_a_section_edit_names_the_section_and_source_in_its_error() -> None:
+    config = BubbleConfig().with_section("expand", {"mode": "window"}, source="eval options")
+    assert (config.expand.mode, config.bubble) == ("window", BubbleConfig().bubble)
+    with pytest.raises(ConfigError) as raised:
+        config.with_section("repair", {"loops": 0}, source="eval options")
+    assert raised.value.one_line().startswith("eval options: invalid value for 'repair.loops': 0 (")

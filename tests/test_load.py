@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from esbubble.queryset import load_queries
-from esbubble.rebubble import find_manifests, trace_records
 from esbubble.settings import load_settings
-from esbubble.store.audit import read_run
+from esbubble.store.audit import find_manifests, read_run, trace_records
 from esbubble.store.connection import open_store
 
 pytestmark = pytest.mark.integration

@@ -24,14 +24,14 @@ from esbubble.rebubble import (
     batch_run_id,
     compare_runs,
     describe_chunks,
-    find_manifests,
     finished_case_ids,
     load_summaries,
     new_batch_id,
     report_data,
     run_batch,
-    trace_records,
 )
+from esbubble.runner import RunOptions
+from esbubble.store.audit import find_manifests, trace_records
 from esbubble.store.chunks import delete_chunks, index_chunks
 from esbubble.store.connection import Store
 
@@ -130,8 +130,8 @@ def indexed(store: Store) -> Store:
 
 @pytest.mark.integration
 def test_a_batch_is_stored_under_one_batch_id_and_workers_do_not_change_it(indexed: Store) -> None:
-    one = run_batch(indexed, CASES, BASE, batch_id="batch-a", now=NOW, workers=1)
-    three = run_batch(indexed, CASES, BASE, batch_id="batch-b", now=NOW, workers=3)
+    one = run_batch(indexed, CASES, BASE, RunOptions(batch_id="batch-a", now=NOW), workers=1)
+    three = run_batch(indexed, CASES, BASE, RunOptions(batch_id="batch-b", now=NOW), workers=3)
     assert [r.selected for r in one.runs] == [r.selected for r in three.runs] == [["s1"], ["s1"]]
     assert [r.run_id for r in one.runs] == ["batch-a.q1", "batch-a.q2"]
     assert one.written == 2 + 2 + 2  # q1 finds s1 and p1, q2 finds s1 and s2, plus one manifest per run
@@ -145,8 +145,8 @@ def test_a_batch_is_stored_under_one_batch_id_and_workers_do_not_change_it(index
 
 @pytest.mark.integration
 def test_a_profile_change_that_moves_a_chunk_shows_up_in_the_comparison(indexed: Store) -> None:
-    before = run_batch(indexed, CASES, BASE, batch_id="batch-before", now=NOW)
-    after = run_batch(indexed, CASES, BOOSTED, batch_id="batch-after", now=NOW)
+    before = run_batch(indexed, CASES, BASE, RunOptions(batch_id="batch-before", now=NOW))
+    after = run_batch(indexed, CASES, BOOSTED, RunOptions(batch_id="batch-after", now=NOW))
     comparison = compare_runs("batch-before", load_summaries(indexed, "batch-before"), after.runs)
     q1, q2 = comparison.changes
     assert (q1.old_run_id, q1.new_run_id) == ("batch-before.q1", "batch-after.q1")
@@ -161,8 +161,8 @@ def test_a_profile_change_that_moves_a_chunk_shows_up_in_the_comparison(indexed:
 def test_every_chunk_that_moved_is_described_by_section_row_and_text_even_once_deleted(
     indexed: Store,
 ) -> None:
-    run_batch(indexed, CASES[:1], BASE, batch_id="batch-before", now=NOW)
-    after = run_batch(indexed, CASES[:1], BOOSTED, batch_id="batch-after", now=NOW)
+    run_batch(indexed, CASES[:1], BASE, RunOptions(batch_id="batch-before", now=NOW))
+    after = run_batch(indexed, CASES[:1], BOOSTED, RunOptions(batch_id="batch-after", now=NOW))
     delete_chunks(indexed, ["s1"])  # re-ingested away since the baseline chose it
     indexed.client.indices.refresh(index=indexed.names.chunks)
     comparison = compare_runs("batch-before", load_summaries(indexed, "batch-before"), after.runs)
@@ -188,7 +188,7 @@ def test_unknown_batch_is_a_not_found_error(store: Store) -> None:
 
 @pytest.mark.integration
 def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(indexed: Store) -> None:
-    run_batch(indexed, CASES, BOOSTED, batch_id="batch-r", now=NOW)
+    run_batch(indexed, CASES, BOOSTED, RunOptions(batch_id="batch-r", now=NOW))
     data = report_data(indexed, "batch-r", now=NOW)
     assert data.runs == 2
     variants = ["engine_topk", "flat_topk", "structure", "diversity", "full"]
@@ -205,7 +205,7 @@ def test_report_data_rebuilds_variants_and_delta_sweep_from_the_stored_batch(ind
 
 @pytest.mark.integration
 def test_report_data_with_the_query_set_fills_gold_recall_overall_and_per_category(indexed: Store) -> None:
-    run_batch(indexed, CASES, BOOSTED, batch_id="batch-g", now=NOW)
+    run_batch(indexed, CASES, BOOSTED, RunOptions(batch_id="batch-g", now=NOW))
     without = report_data(indexed, "batch-g", now=NOW)
     table1 = next(t for t in without.tables if t.title.startswith("Table 1 "))
     assert {row[-1] for row in table1.rows} == {"–"}
@@ -281,7 +281,7 @@ def test_long_ids_that_share_a_beginning_get_different_run_ids() -> None:
 def test_a_batch_with_a_long_query_set_id_is_stored_and_resumable(indexed: Store) -> None:
     long_id = "q_" + "x" * 490
     cases = [QueryCase(id=long_id, query="membrane"), QueryCase(id="q_short", query="scope works")]
-    result = run_batch(indexed, cases, BASE, batch_id="batch-long", now=NOW)
+    result = run_batch(indexed, cases, BASE, RunOptions(batch_id="batch-long", now=NOW))
     assert (result.spooled, result.lost) == (0, 0)
     assert all(len(run.run_id.encode()) <= 512 for run in result.runs)
     assert finished_case_ids(indexed, "batch-long", BASE, [c.id for c in cases]) == {long_id, "q_short"}

@@ -27,9 +27,10 @@ from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import BulkError, EngineError, NotFoundError
 from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import QueryCase, load_queries
-from esbubble.rebubble import find_manifests, run_batch, trace_records
+from esbubble.rebubble import run_batch
+from esbubble.runner import RunOptions
 from esbubble.settings import Settings, load_settings
-from esbubble.store.audit import TraceWriter, flush_spool, spool_dir
+from esbubble.store.audit import TraceWriter, find_manifests, flush_spool, spool_dir, trace_records
 from esbubble.store.chunks import bulk_write, index_chunks
 from esbubble.store.connection import Store, connect
 from esbubble.store.engine import launch_osmem, stop_process
@@ -168,7 +169,12 @@ def test_cluster_lost_mid_batch_then_resume_finishes_without_redoing(
         # The CLI's default is the background writer; a caller's own TraceWriter writes each run at once.
         writer = None if background else TraceWriter.for_store(proxied)
         first = run_batch(
-            proxied, cases, config, batch_id="batch-cut", now=NOW, on_done=cut_after_three, writer=writer
+            proxied,
+            cases,
+            config,
+            RunOptions(batch_id="batch-cut", now=NOW),
+            on_done=cut_after_three,
+            writer=writer,
         )
         # finished runs (written or spooled, whatever the cut reached) + failed = every query
         assert len(first.runs) + len(first.failed) == len(cases)
@@ -217,7 +223,7 @@ def test_cluster_lost_mid_batch_then_resume_finishes_without_redoing(
 
 def test_resume_with_another_profile_is_refused(sample_store: Store) -> None:
     cases = load_queries(SAMPLE / "queries.jsonl").cases[:2]
-    run_batch(sample_store, cases, BubbleConfig(), batch_id="batch-p", now=NOW)
+    run_batch(sample_store, cases, BubbleConfig(), RunOptions(batch_id="batch-p", now=NOW))
     assert sample_store.settings.url is not None
     result = run(
         "--url", sample_store.settings.url, "--prefix", sample_store.names.prefix,
@@ -256,7 +262,9 @@ def test_engine_killed_mid_run_every_trace_arrives_after_flush_exactly_once(
             process.wait(10)
 
     cases = [QueryCase(id=f"q{n}", query=q) for n, q in enumerate(queries)]
-    batch = run_batch(victim, cases, BubbleConfig(), batch_id="batch-kill", now=NOW, on_done=kill_after_two)
+    batch = run_batch(
+        victim, cases, BubbleConfig(), RunOptions(batch_id="batch-kill", now=NOW), on_done=kill_after_two
+    )
     assert batch.audit_error is not None
     assert batch.spooled > 0 and batch.lost == 0
     spooled_ids = {

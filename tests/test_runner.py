@@ -9,7 +9,7 @@ import pytest
 from _store_data import QUOTE_JOB
 
 from esbubble.config import parse_config
-from esbubble.runner import run_bubble
+from esbubble.runner import RunOptions, run_bubble
 from esbubble.store.audit import TraceWriter, flush_spool, read_run, spool_dir
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client
@@ -95,7 +95,7 @@ def test_same_query_same_bubble_and_trace_apart_from_ids(store: Store) -> None:
 
 def test_redacted_run_records_no_query_text(store: Store) -> None:
     index_chunks(store, QUOTE_JOB)
-    result = run_bubble(store, "gutters downpipes", parse_config(PROFILE), redact_query=True)
+    result = run_bubble(store, "gutters downpipes", parse_config(PROFILE), RunOptions(redact_query=True))
     manifest, records = read_run(store, result.bubble.run_id)
     assert manifest.query is None
     assert records and all("gutters" not in str(r.model_dump()) for r in records)

@@ -29,7 +29,7 @@ from esbubble.errors import ConfigError, EngineError, IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.manifest import build_manifest
 from esbubble.models import Candidate
-from esbubble.runner import run_bubble
+from esbubble.runner import RunOptions, run_bubble
 from esbubble.settings import Settings, load_settings
 from esbubble.store.audit import TraceWriter, read_run
 from esbubble.store.chunks import index_chunks
@@ -109,7 +109,7 @@ def test_api_key_and_password_never_reach_any_artefact_of_a_run(
 def test_redact_query_keeps_only_its_hash_in_traces_and_manifest(store: Store) -> None:
     index_chunks(store, QUOTE_JOB)
     query = "scaffold hire for patient Jane Roe"
-    result = run_bubble(store, query, BubbleConfig(), redact_query=True)
+    result = run_bubble(store, query, BubbleConfig(), RunOptions(redact_query=True))
     manifest, records = read_run(store, result.bubble.run_id)
     digest = hashlib.sha256(query.encode("utf-8")).hexdigest()
     assert records and manifest.query is None

@@ -22,21 +22,22 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError, NotFoundError
 from esbubble.models import RunManifest, TraceRecord
 from esbubble.store.connection import Store
+from esbubble.store.errors import Failure, always, engine_errors, tolerating
 from esbubble.store.names import IndexNames
+from esbubble.store.paging import search_pages
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,6 @@ BULK_MAX_RETRIES = 5
 # (docs/benchmarks.md). At ~1.5 KB a record, a request stays well under
 # Elasticsearch's recommended 5–15 MB.
 TRACE_BULK_ACTIONS = 5000
-PAGE_SIZE = 1000
 _MONTHLY = re.compile(r"-(\d{4})\.(\d{2})$")
 _DURATION = re.compile(r"(\d{1,12})\s*([dhm])")
 
@@ -91,10 +91,6 @@ def spool_file(home: Path, run_id: str) -> Path:
     safe = _SAFE_NAME.fullmatch(run_id) and ".." not in run_id
     name = run_id if safe else hashlib.sha256(run_id.encode("utf-8")).hexdigest()
     return spool_dir(home) / f"{name}.jsonl"
-
-
-def _reason(error: ApiError | TransportError) -> str:
-    return error.message if isinstance(error, ApiError) else str(error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +149,13 @@ def _write_actions(
     client: Elasticsearch, names: IndexNames, actions: Sequence[dict[str, Any]]
 ) -> _BulkOutcome:
     """Bulk-write and refresh; an unreachable cluster is an outcome where every action failed."""
-    try:
+    with tolerating(always) as problem:
         outcome = _bulk(client, actions)
         if outcome.written:
             _refresh(client, names)
-    except (ApiError, TransportError) as problem:
-        return _BulkOutcome(0, list(actions), _reason(problem), unreachable=not isinstance(problem, ApiError))
+    if problem.failure is not None:
+        failure = problem.failure
+        return _BulkOutcome(0, list(actions), failure.reason, unreachable=not failure.answered)
     return outcome
 
 
@@ -446,13 +443,13 @@ def flush_spool(store: Store) -> FlushResult:
     for path in sorted(directory.rglob("*.jsonl")) if directory.is_dir() else []:
         files += 1
         actions, invalid = _read_spool(path)
-        try:
+        with engine_errors(
+            lambda failure: EngineError(
+                f"cannot flush the audit spool to {store.display_url}: {failure.reason}"
+            )
+        ):
             outcome = _bulk(store.client, actions)
-            done, failed = outcome.written, outcome.failed
-        except (ApiError, TransportError) as error:
-            raise EngineError(
-                f"cannot flush the audit spool to {store.display_url}: {_reason(error)}"
-            ) from None
+        done, failed = outcome.written, outcome.failed
         written += done
         remaining += len(failed) + len(invalid)
         if failed or invalid:
@@ -468,20 +465,10 @@ def flush_spool(store: Store) -> FlushResult:
     return FlushResult(written=written, remaining=remaining, files=files)
 
 
-def _search_all(
-    store: Store, index: str, query: dict[str, Any], sort: list[dict[str, Any]]
+def _sources(
+    store: Store, index: str, query: dict[str, Any], sort: list[dict[str, Any]], *, missing_ok: bool = False
 ) -> list[dict[str, Any]]:
-    hits: list[dict[str, Any]] = []
-    after: list[Any] | None = None
-    while True:
-        response = store.client.search(
-            index=index, query=query, sort=sort, size=PAGE_SIZE, search_after=after, track_total_hits=False
-        )
-        page = response.body["hits"]["hits"]
-        hits += page
-        if len(page) < PAGE_SIZE:
-            return hits
-        after = page[-1]["sort"]
+    return [hit["_source"] for hit in search_pages(store, index, query, sort, missing_ok=missing_ok)]
 
 
 def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]:
@@ -492,21 +479,58 @@ def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]
         f"run {run_id!r} not found in {names.runs}",
         hint="check the run id; if its audit write was spooled, run `esbubble traces flush` first",
     )
-    try:
+    with engine_errors(
+        lambda failure: EngineError(f"cannot read run {run_id!r} from {store.display_url}: {failure.reason}")
+    ):
         if not store.client.indices.exists_alias(name=names.runs):
             raise missing
-        runs = _search_all(store, names.runs, query, [{"run_id": "asc"}])
+        runs = _sources(store, names.runs, query, [{"run_id": "asc"}])
         if not runs:
             raise missing
         records = (
-            _search_all(store, names.traces, query, [{"rank": "asc"}, {"chunk_id": "asc"}])
+            _sources(store, names.traces, query, [{"rank": "asc"}, {"chunk_id": "asc"}])
             if store.client.indices.exists_alias(name=names.traces)
             else []
         )
-    except (ApiError, TransportError) as error:
-        raise EngineError(f"cannot read run {run_id!r} from {store.display_url}: {_reason(error)}") from None
-    manifest = RunManifest.model_validate(runs[0]["_source"])
-    return manifest, [TraceRecord.model_validate(hit["_source"]) for hit in records]
+    return RunManifest.model_validate(runs[0]), [TraceRecord.model_validate(source) for source in records]
+
+
+def _search_failed(store: Store, index: str) -> Callable[[Failure], EngineError]:
+    return lambda failure: EngineError(f"searching {index} on {store.display_url} failed: {failure.reason}")
+
+
+def find_manifests(store: Store, run_or_batch_id: str) -> list[RunManifest]:
+    """The manifests of one run, or of every run of a batch, ordered by run id."""
+    query = {
+        "bool": {
+            "should": [{"term": {"run_id": run_or_batch_id}}, {"term": {"batch_id": run_or_batch_id}}],
+            "minimum_should_match": 1,
+        }
+    }
+    runs = store.names.runs
+    with engine_errors(_search_failed(store, runs)):
+        docs = _sources(store, runs, query, [{"run_id": "asc"}], missing_ok=True)
+    manifests = [RunManifest.model_validate(doc) for doc in docs]
+    if not manifests:
+        raise NotFoundError(
+            f"no run or batch with id {run_or_batch_id!r} in {runs}",
+            hint="use the run id `bubble` printed or the batch id `rebubble` printed",
+        )
+    return manifests
+
+
+def trace_records(store: Store, run_ids: Sequence[str], *, selected_only: bool = False) -> list[TraceRecord]:
+    """Trace records of these runs, ordered by run id then rank."""
+    if not run_ids:
+        return []
+    filters: list[dict[str, Any]] = [{"terms": {"run_id": list(run_ids)}}]
+    if selected_only:
+        filters.append({"term": {"final_decision": "selected"}})
+    traces = store.names.traces
+    with engine_errors(_search_failed(store, traces)):
+        docs = _sources(store, traces, {"bool": {"filter": filters}}, [{"trace_id": "asc"}], missing_ok=True)
+    records = [TraceRecord.model_validate(doc) for doc in docs]
+    return sorted(records, key=lambda r: (r.run_id, r.rank))
 
 
 MAX_AGE = timedelta(days=100 * 366)
@@ -543,7 +567,9 @@ def prune_traces(store: Store, older_than: timedelta, *, now: datetime | None = 
     """
     cutoff = (now or datetime.now(UTC)) - older_than
     deleted_traces = 0
-    try:
+    with engine_errors(
+        lambda failure: EngineError(f"cannot prune audit indices on {store.display_url}: {failure.reason}")
+    ):
         for alias in (store.names.traces, store.names.runs):
             if not store.client.indices.exists_alias(name=alias):
                 continue
@@ -560,6 +586,4 @@ def prune_traces(store: Store, older_than: timedelta, *, now: datetime | None = 
                     count = int(response.body["deleted"])
                 if alias == store.names.traces:
                     deleted_traces += count
-    except (ApiError, TransportError) as error:
-        raise EngineError(f"cannot prune audit indices on {store.display_url}: {_reason(error)}") from None
     return deleted_traces

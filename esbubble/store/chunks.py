@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from esbubble.errors import BulkError, EngineError, IngestError, NotFoundError
 from esbubble.models import Chunk
 from esbubble.store.connection import Store
+from esbubble.store.errors import Failure, engine_errors
+from esbubble.store.paging import search_pages
 
 BULK_CHUNK_SIZE = 500
 BULK_MAX_BYTES = 100 * 1024 * 1024  # the helpers' default
@@ -23,7 +23,6 @@ BULK_MAX_BYTES = 100 * 1024 * 1024  # the helpers' default
 MAX_ATOMIC_BYTES = 90 * 1024 * 1024
 BULK_MAX_RETRIES = 5  # for 429s, with exponential backoff from INITIAL_BACKOFF_S
 INITIAL_BACKOFF_S = 0.5
-PAGE_SIZE = 1000
 MAX_WINDOW = 10_000
 
 
@@ -76,9 +75,9 @@ def chunk_from_source(source: dict[str, Any]) -> Chunk:
 
 
 def index_missing(reason: object) -> bool:
-    """Whether an engine error (exception, error body or reason text) says the index does not exist."""
-    if isinstance(reason, ApiError):
-        reason = reason.body if reason.body else reason.message
+    """Whether an engine error (failure, error body or reason text) says the index does not exist."""
+    if isinstance(reason, Failure):
+        return reason.index_missing
     return "index_not_found" in str(reason)
 
 
@@ -94,16 +93,15 @@ def missing_chunk_index(store: Store, action: str) -> NotFoundError:
     )
 
 
-def _engine_error(store: Store, action: str, error: ApiError | TransportError) -> EngineError | NotFoundError:
-    if index_missing(error):
-        return missing_chunk_index(store, action)
-    reason = error.message if isinstance(error, ApiError) else str(error)
-    if isinstance(error, ApiError) and "index_not_found" in reason:
-        return EngineError(
-            f"{store.display_url} failed to {action}: the chunk index {store.names.chunks} does not exist",
-            hint="run `esbubble init` and `esbubble ingest`, or check --prefix / ESBUBBLE_PREFIX",
-        )
-    return EngineError(f"{store.display_url} failed to {action}: {reason}")
+def _engine_error(store: Store, action: str) -> Callable[[Failure], EngineError | NotFoundError]:
+    """The mapping of a failed chunk request: a missing chunk index is the user's to fix (exit 1)."""
+
+    def to_error(failure: Failure) -> EngineError | NotFoundError:
+        if failure.index_missing:
+            return missing_chunk_index(store, action)
+        return EngineError(f"{store.display_url} failed to {action}: {failure.reason}")
+
+    return to_error
 
 
 def _bulk_items(
@@ -116,7 +114,7 @@ def _bulk_items(
     max_chunk_bytes: int = BULK_MAX_BYTES,
 ) -> Iterator[tuple[bool, str, dict[str, Any]]]:
     """``(ok, op, result)`` per bulk item, with one retry policy (429 backoff) for every bulk write."""
-    try:
+    with engine_errors(_engine_error(store, what)):
         for ok, item in streaming_bulk(
             store.client,
             actions,
@@ -129,8 +127,6 @@ def _bulk_items(
         ):
             op, result = next(iter(item.items()))
             yield ok, op, result
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, what, error) from None
 
 
 def _tally(items: Iterable[tuple[bool, str, dict[str, Any]]]) -> tuple[int, int, list[dict[str, object]]]:
@@ -170,10 +166,8 @@ def bulk_write(store: Store, actions: Iterable[dict[str, Any]], *, what: str) ->
 
 
 def _refresh(store: Store, index: str) -> None:
-    try:
+    with engine_errors(_engine_error(store, f"refresh {index}")):
         store.client.indices.refresh(index=index)
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, f"refresh {index}", error) from None
 
 
 def index_chunks(store: Store, chunks: Iterable[Chunk]) -> BulkSummary:
@@ -273,29 +267,6 @@ def delete_chunks(store: Store, ids: Iterable[str]) -> int:
     return deleted
 
 
-def _search_all(store: Store, query: dict[str, Any], fields: list[str]) -> Iterator[dict[str, Any]]:
-    """Every hit of ``query``, paged with ``search_after`` on chunk_id (works on every engine)."""
-    after: list[Any] | None = None
-    while True:
-        try:
-            response = store.client.search(
-                index=store.names.chunks,
-                query=query,
-                sort=[{"chunk_id": "asc"}],
-                size=PAGE_SIZE,
-                source={"includes": fields},
-                search_after=after,
-                track_total_hits=False,
-            )
-        except (ApiError, TransportError) as error:
-            raise _engine_error(store, "search chunks", error) from None
-        hits = response.body["hits"]["hits"]
-        yield from hits
-        if len(hits) < PAGE_SIZE:
-            return
-        after = hits[-1]["sort"]
-
-
 @dataclass(frozen=True)
 class StoredChunk:
     """What a re-ingest needs to know of a stored chunk: its content hash and the file it came from."""
@@ -307,12 +278,14 @@ class StoredChunk:
 def stored_chunks(store: Store, doc_id: str) -> dict[str, StoredChunk]:
     """chunk_id → ``StoredChunk`` of every chunk of one document, for incremental re-ingest."""
     query = {"bool": {"filter": [{"term": {"doc_id": doc_id}}]}}
-    return {
-        hit["_source"]["chunk_id"]: StoredChunk(
-            content_hash=hit["_source"]["content_hash"], source_path=hit["_source"].get("source_path")
-        )
-        for hit in _search_all(store, query, ["chunk_id", "content_hash", "source_path"])
-    }
+    source = {"includes": ["chunk_id", "content_hash", "source_path"]}
+    with engine_errors(_engine_error(store, "search chunks")):
+        return {
+            hit["_source"]["chunk_id"]: StoredChunk(
+                content_hash=hit["_source"]["content_hash"], source_path=hit["_source"].get("source_path")
+            )
+            for hit in search_pages(store, store.names.chunks, query, [{"chunk_id": "asc"}], source=source)
+        }
 
 
 def doc_chunk_hashes(store: Store, doc_id: str) -> dict[str, str]:
@@ -324,10 +297,8 @@ def get_chunks(store: Store, ids: Sequence[str]) -> list[Chunk]:
     """The chunks with these ids, in the order asked; ids that do not exist are left out."""
     if not ids:
         return []
-    try:
+    with engine_errors(_engine_error(store, "get chunks")):
         response = store.client.mget(index=store.names.chunks, ids=list(ids))
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, "get chunks", error) from None
     return [chunk_from_source(doc["_source"]) for doc in response.body["docs"] if doc.get("found")]
 
 
@@ -353,10 +324,8 @@ def neighbours(store: Store, requests: Sequence[NeighbourRequest]) -> list[Chunk
     searches: list[dict[str, Any]] = []
     for request in requests:
         searches += [{"index": store.names.chunks}, neighbour_query(request)]
-    try:
+    with engine_errors(_engine_error(store, "fetch neighbours")):
         responses = store.client.msearch(searches=searches).body["responses"]
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, "fetch neighbours", error) from None
     found: dict[str, Chunk] = {}
     for request, response in zip(requests, responses, strict=True):
         if "error" in response:
@@ -371,7 +340,5 @@ def neighbours(store: Store, requests: Sequence[NeighbourRequest]) -> list[Chunk
 
 def count_chunks(store: Store) -> int:
     """How many chunks the chunk index holds."""
-    try:
+    with engine_errors(_engine_error(store, "count chunks")):
         return int(store.client.count(index=store.names.chunks).body["count"])
-    except (ApiError, TransportError) as error:
-        raise _engine_error(store, "count chunks", error) from None

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
-from elastic_transport import Transport, TransportError
-from elasticsearch import ApiError, AuthenticationException, Elasticsearch
+from elastic_transport import Transport
+from elasticsearch import Elasticsearch
 
 from esbubble.errors import EngineError
 from esbubble.models import EngineInfo
 from esbubble.settings import Settings
 from esbubble.store.client import MAX_RETRIES, RETRY_BACKOFF_BASE_S, RETRY_BACKOFF_CAP_S, make_client
 from esbubble.store.engine import engine_dir, engine_session
+from esbubble.store.errors import Failure, engine_errors
 from esbubble.store.journal import Journal, JournalingTransport, journal_dir
 from esbubble.store.names import IndexNames
 
@@ -72,6 +73,31 @@ def _client_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
+def _connect_failed(shown_url: str, settings: Settings) -> Callable[[Failure], EngineError]:
+    """Why ``GET /`` failed: credentials refused, another refusal, or no answer at all."""
+
+    def to_error(failure: Failure) -> EngineError:
+        if failure.status == 401:
+            return EngineError(
+                f"Elasticsearch at {shown_url} refused the credentials",
+                hint="check ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD",
+            )
+        reason = _scrub(failure.reason, settings)
+        if failure.answered:
+            return EngineError(
+                f"Elasticsearch at {shown_url} answered status {failure.status}: {reason}",
+                hint="check the user's privileges (GET / needs the monitor cluster privilege)"
+                if failure.status == 403
+                else "check that the URL points at Elasticsearch 8.18+ or 9.x",
+            )
+        return EngineError(
+            f"cannot reach Elasticsearch at {shown_url}: {reason}",
+            hint="is it running? set ELASTICSEARCH_URL or --url, or unset it to use the embedded engine",
+        )
+
+    return to_error
+
+
 def connect(url: str, settings: Settings, *, shown_url: str, journal: Journal | None = None) -> Store:
     """A ``Store`` on ``url``, after checking that the engine answers; writes journaled if ``journal``."""
     options = _client_options(settings)
@@ -81,30 +107,11 @@ def connect(url: str, settings: Settings, *, shown_url: str, journal: Journal | 
         )
     client = make_client(url, **options)
     try:
-        info = client.info().body
-    except AuthenticationException:
+        with engine_errors(_connect_failed(shown_url, settings)):
+            info = client.info().body
+    except EngineError:
         client.close()
-        raise EngineError(
-            f"Elasticsearch at {shown_url} refused the credentials",
-            hint="check ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD",
-        ) from None
-    except ApiError as error:
-        client.close()
-        reason = _scrub(str(error.message), settings)
-        status = error.meta.status
-        raise EngineError(
-            f"Elasticsearch at {shown_url} answered status {status}: {reason}",
-            hint="check the user's privileges (GET / needs the monitor cluster privilege)"
-            if status == 403
-            else "check that the URL points at Elasticsearch 8.18+ or 9.x",
-        ) from None
-    except TransportError as error:
-        client.close()
-        reason = _scrub(str(error), settings)
-        raise EngineError(
-            f"cannot reach Elasticsearch at {shown_url}: {reason}",
-            hint="is it running? set ELASTICSEARCH_URL or --url, or unset it to use the embedded engine",
-        ) from None
+        raise
     names = IndexNames.for_prefix(settings.prefix)
     return Store(
         client=client, names=names, engine=engine_info(info), display_url=shown_url, settings=settings
@@ -119,22 +126,27 @@ def open_store(settings: Settings) -> Iterator[Store]:
     it and reused by the next ones; every write is journaled under
     ``ESBUBBLE_HOME`` before it is sent (``esbubble.store.engine``).
     """
-    try:
-        with _store_session(settings) as store:
-            yield store
-    except (ApiError, TransportError) as error:
-        # A request the command did not expect to fail (an answer that is not JSON, a connection
-        # lost mid-command, an engine that died before its data was saved): one line, exit 3.
-        reason = _scrub(str(getattr(error, "message", error)), settings)
+    with engine_errors(_stopped_answering(settings)), _store_session(settings) as store:
+        yield store
+
+
+def _stopped_answering(settings: Settings) -> Callable[[Failure], EngineError]:
+    """A request the command did not expect to fail (an answer that is not JSON, a connection lost
+    mid-command, an engine that died before its data was saved): one line, exit 3."""
+
+    def to_error(failure: Failure) -> EngineError:
+        reason = _scrub(failure.reason, settings)
         if settings.url is None:
-            raise EngineError(
+            return EngineError(
                 f"the embedded engine stopped answering: {reason}",
                 hint="writes since its last snapshot may be lost; the next command starts it again",
-            ) from None
-        raise EngineError(
+            )
+        return EngineError(
             f"the cluster at {settings.display_url} stopped answering as expected: {reason}",
             hint="check that it is running and reachable",
-        ) from None
+        )
+
+    return to_error
 
 
 @contextlib.contextmanager

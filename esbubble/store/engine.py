@@ -43,14 +43,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 from elasticsearch.helpers import scan
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError
 from esbubble.settings import Settings
 from esbubble.store.client import make_client
+from esbubble.store.errors import Failure, engine_errors, tolerating
 from esbubble.store.journal import (
     PRIVATE_DIR,
     PRIVATE_FILE,
@@ -362,12 +362,16 @@ def restore_templates(client: Elasticsearch, home: Path) -> None:
         )
 
 
+def _refused(failure: Failure) -> bool:
+    return failure.answered
+
+
 def replay(client: Elasticsearch, entries: tuple[Entry, ...], on_entry: Callable[[], None]) -> int:
     """Send the journaled requests again, in order; what the engine refuses now it refused then."""
     for entry in entries:
         headers = {"content-type": entry.content_type} if entry.content_type else None
         body = entry.body.encode("utf-8", "surrogatepass") if entry.body is not None else None
-        with contextlib.suppress(ApiError):
+        with tolerating(_refused):
             client.perform_request(entry.method, entry.target, headers=headers, body=body)
         on_entry()
     return len(entries)
@@ -568,25 +572,26 @@ def start_daemon(settings: Settings, *, watchdog: bool = True) -> DaemonStatus:
             seed, log=engine_dir(home) / "daemon.log", detached=True, timeout=startup_timeout(home)
         )
         client = make_client(url, request_timeout=max(settings.request_timeout, 120.0))
-        try:
-            restore_templates(client, home)
-            total = len(found.entries)
-            done = 0
-
-            def step() -> None:
-                nonlocal done
-                done += 1
-                if done % 20 == 0 or done == total:
-                    progress.show(f"replaying the journal: {done}/{total} writes")
-
-            replayed = replay(client, found.entries, step)
-        except (ApiError, TransportError) as error:
-            stop_process(process)
-            raise EngineError(
-                f"the embedded engine failed while loading its data: {error}; "
+        loading_failed = engine_errors(
+            lambda failure: EngineError(
+                f"the embedded engine failed while loading its data: {failure.detail}; "
                 f"log: {log_tail(engine_dir(home) / 'daemon.log')}",
                 hint="retry; if it fails again, report it with the log",
-            ) from None
+            )
+        )
+        try:
+            with loading_failed:
+                restore_templates(client, home)
+                total = len(found.entries)
+                done = 0
+
+                def step() -> None:
+                    nonlocal done
+                    done += 1
+                    if done % 20 == 0 or done == total:
+                        progress.show(f"replaying the journal: {done}/{total} writes")
+
+                replayed = replay(client, found.entries, step)
         except BaseException:
             stop_process(process)
             raise

@@ -30,14 +30,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.errors import EngineError, NotFoundError
 from esbubble.models import RunManifest, TraceRecord
 from esbubble.store.connection import Store
+from esbubble.store.errors import engine_errors
 from esbubble.store.journal import PRIVATE_FILE, Entry, journal_dir, private_dir, read_segment, segments
 
 _AUDIT_INDEX = re.compile(r"^(?P<prefix>.+)-(?P<kind>traces|runs)-(?P<year>\d{4})\.(?P<month>\d{2})$")
@@ -231,10 +230,10 @@ def restore_runs(store: Store, manifests: Sequence[RunManifest]) -> int:
     if not settings.embedded or not manifests:
         return 0
     status = daemon_status(settings)
-    try:
+    with engine_errors(
+        lambda failure: EngineError(f"cannot read trace records from {store.display_url}: {failure.detail}")
+    ):
         present = _runs_with_traces(store, [m.run_id for m in manifests])
-    except (ApiError, TransportError) as error:
-        raise EngineError(f"cannot read trace records from {store.display_url}: {error}") from None
     old = [m for m in manifests if m.run_id not in present]
     if not old or status.url is None:
         return 0
@@ -247,12 +246,13 @@ def restore_runs(store: Store, manifests: Sequence[RunManifest]) -> int:
 
     client = make_client(status.url, request_timeout=max(settings.request_timeout, 120.0))
     try:
-        written = sum(
-            ok for ok, _ in streaming_bulk(client, actions, chunk_size=PUSH_CHUNK, raise_on_error=False)
-        )
-        client.indices.refresh(index=store.names.traces, ignore_unavailable=True, allow_no_indices=True)
-    except (ApiError, TransportError) as error:
-        raise EngineError(f"cannot restore archived trace records: {error}") from None
+        with engine_errors(
+            lambda failure: EngineError(f"cannot restore archived trace records: {failure.detail}")
+        ):
+            written = sum(
+                ok for ok, _ in streaming_bulk(client, actions, chunk_size=PUSH_CHUNK, raise_on_error=False)
+            )
+            client.indices.refresh(index=store.names.traces, ignore_unavailable=True, allow_no_indices=True)
     finally:
         client.close()
     return written
@@ -275,7 +275,11 @@ def push(home: Path, target: Store, *, on_sent: Callable[[int], None] | None = N
     init_indices(target)
     sent = created = existing = failed = 0
     actions = ({**action, "_op_type": "create"} for action in all_actions(home))
-    try:
+    with engine_errors(
+        lambda failure: EngineError(
+            f"cannot push the audit history to {target.display_url}: {failure.detail}"
+        )
+    ):
         for ok, item in streaming_bulk(
             target.client, actions, chunk_size=PUSH_CHUNK, raise_on_error=False, max_retries=3
         ):
@@ -292,8 +296,6 @@ def push(home: Path, target: Store, *, on_sent: Callable[[int], None] | None = N
         target.client.indices.refresh(
             index=f"{target.names.traces},{target.names.runs}", ignore_unavailable=True, allow_no_indices=True
         )
-    except (ApiError, TransportError) as error:
-        raise EngineError(f"cannot push the audit history to {target.display_url}: {error}") from None
     return PushResult(sent=sent, created=created, existing=existing, failed=failed)
 
 

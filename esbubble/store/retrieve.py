@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
@@ -16,6 +14,7 @@ from esbubble.models import Candidate
 from esbubble.relevance import TermStats
 from esbubble.store.chunks import chunk_from_source, index_missing, missing_chunk_index
 from esbubble.store.connection import Store
+from esbubble.store.errors import Failure, engine_errors
 from esbubble.store.query import RetrievalFilters, build_retrieval_query, term_stats_of
 
 
@@ -58,12 +57,13 @@ def _failure(store: Store, reason: object, status: int | None) -> EngineError | 
     )
 
 
-def _request_failure(store: Store, error: ApiError | TransportError) -> EngineError | NotFoundError:
-    if isinstance(error, ApiError):
-        if index_missing(error):
-            return _failure(store, error, error.meta.status)
-        return _failure(store, f"{error.error}: {error.message}", error.meta.status)
-    return _failure(store, str(error), None)
+def _request_failure(store: Store) -> Callable[[Failure], EngineError | NotFoundError]:
+    def to_error(failure: Failure) -> EngineError | NotFoundError:
+        if failure.index_missing:
+            return missing_chunk_index(store, "retrieve candidates")
+        return _failure(store, failure.reason, failure.status)
+
+    return to_error
 
 
 def retrieve(
@@ -72,10 +72,8 @@ def retrieve(
     """Search the chunk index for one query."""
     body = build_retrieval_query(query, config, filters)
     started = time.perf_counter()
-    try:
+    with engine_errors(_request_failure(store)):
         response = store.client.search(index=store.names.chunks, body=body).body
-    except (ApiError, TransportError) as error:
-        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     return Retrieval(
         query=query,
@@ -97,10 +95,8 @@ def retrieve_many(
     for body in bodies:
         searches += [{"index": store.names.chunks}, body]
     started = time.perf_counter()
-    try:
+    with engine_errors(_request_failure(store)):
         responses = store.client.msearch(searches=searches).body["responses"]
-    except (ApiError, TransportError) as error:
-        raise _request_failure(store, error) from None
     took_ms = (time.perf_counter() - started) * 1000.0
     results: list[Retrieval] = []
     for number, (query, body, response) in enumerate(zip(queries, bodies, responses, strict=True)):

@@ -9,19 +9,18 @@ comparing whole bodies would break on the engine's own normalisation.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
-from elastic_transport import TransportError
-from elasticsearch import ApiError, AuthorizationException, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.errors import ConfigError, EngineError
+from esbubble.store.errors import Failure, always, engine_errors, tolerating
 from esbubble.store.names import IndexNames
 
 if TYPE_CHECKING:
@@ -62,6 +61,15 @@ def load_template(name: str, prefix: str) -> dict[str, Any]:
     return body
 
 
+def _not_found(failure: Failure) -> bool:
+    return failure.status == 404
+
+
+def _already_exists(failure: Failure) -> bool:
+    # Another command on the same engine created the index between our check and our create.
+    return failure.reason == "resource_already_exists_exception"
+
+
 def _installed_hash(found: list[dict[str, Any]], key: str) -> str | None:
     for entry in found:
         meta = entry.get(key, {}).get("_meta") or {}
@@ -72,10 +80,9 @@ def _installed_hash(found: list[dict[str, Any]], key: str) -> str | None:
 def _component(store: Store, short: str) -> InitStep:
     name = f"{store.names.prefix}-{short}"
     body = load_template(f"component-{short}", store.names.prefix)
-    try:
+    found: list[dict[str, Any]] = []
+    with tolerating(_not_found):
         found = store.client.cluster.get_component_template(name=name).body["component_templates"]
-    except NotFoundError:
-        found = []
     current = _installed_hash(found, "component_template")
     if current == body["_meta"]["esbubble_hash"]:
         return InitStep(kind="component_template", name=name, status="unchanged")
@@ -86,10 +93,9 @@ def _component(store: Store, short: str) -> InitStep:
 def _index_template(store: Store, short: str) -> InitStep:
     name = f"{store.names.prefix}-{short}"
     body = load_template(short, store.names.prefix)
-    try:
+    found: list[dict[str, Any]] = []
+    with tolerating(_not_found):
         found = store.client.indices.get_index_template(name=name).body["index_templates"]
-    except NotFoundError:
-        found = []
     current = _installed_hash(found, "index_template")
     if current == body["_meta"]["esbubble_hash"]:
         return InitStep(kind="index_template", name=name, status="unchanged")
@@ -147,26 +153,23 @@ def _chunk_index(store: Store) -> InitStep:
         _add_missing_chunk_fields(store, names.chunks_index)
         store.client.indices.put_alias(index=names.chunks_index, name=names.chunks)
         return InitStep(kind="index", name=names.chunks_index, status="updated")
-    try:
+    with tolerating(_already_exists) as create:
         store.client.indices.create(index=names.chunks_index, aliases={names.chunks: {}})
-    except ApiError as error:
-        if error.error != "resource_already_exists_exception":
-            raise
-        # Another command on the same engine created it between our check and our create.
-        return InitStep(kind="index", name=names.chunks_index, status="unchanged")
-    return InitStep(kind="index", name=names.chunks_index, status="created")
+    status = "unchanged" if create.failure is not None else "created"
+    return InitStep(kind="index", name=names.chunks_index, status=status)
 
 
 def ensure_chunk_fields(store: Store) -> bool:
     """Before an ingest: give an existing chunk index the fields this version writes (see above)."""
     name = store.names.chunks
-    try:
-        return bool(store.client.indices.exists(index=name)) and _add_missing_chunk_fields(store, name)
-    except ApiError as error:
-        raise EngineError(
-            f"{store.display_url} refused to add esbubble's new chunk fields to {name}: {error.message}",
+    refused = _refusal(
+        lambda failure: EngineError(
+            f"{store.display_url} refused to add esbubble's new chunk fields to {name}: {failure.reason}",
             hint="run `esbubble init` with a user allowed to manage the index",
-        ) from None
+        )
+    )
+    with engine_errors(refused):
+        return bool(store.client.indices.exists(index=name)) and _add_missing_chunk_fields(store, name)
 
 
 def ensure_chunk_index(store: Store) -> InitStep:
@@ -176,7 +179,12 @@ def ensure_chunk_index(store: Store) -> InitStep:
     mappings, on which retrieval's keyword filters and sort do not work.
     """
     name = store.names.chunks
-    try:
+    refused = _refusal(
+        lambda failure: EngineError(
+            f"{store.display_url} refused to create the chunk index {name}: {failure.reason}"
+        )
+    )
+    with engine_errors(refused):
         if store.client.indices.exists(index=name):
             changed = _add_missing_chunk_fields(store, name)
             return InitStep(kind="index", name=name, status="updated" if changed else "unchanged")
@@ -186,10 +194,6 @@ def ensure_chunk_index(store: Store) -> InitStep:
             settings=load_template("component-settings", prefix)["template"]["settings"],
             mappings=load_template("component-chunks-mappings", prefix)["template"]["mappings"],
         )
-    except ApiError as error:
-        raise EngineError(
-            f"{store.display_url} refused to create the chunk index {name}: {error.message}"
-        ) from None
     return InitStep(kind="index", name=name, status="created")
 
 
@@ -250,7 +254,7 @@ def _rollback(store: Store, steps: list[InitStep]) -> None:
     for step in reversed(steps):
         if step.status != "created":
             continue
-        with contextlib.suppress(ApiError, TransportError):
+        with tolerating(always):
             if step.kind == "index_template":
                 store.client.indices.delete_index_template(name=step.name)
             elif step.kind == "component_template":
@@ -264,10 +268,8 @@ def init_indices(store: Store) -> InitResult:
     is written; should the cluster still refuse a step, the templates this call
     created are removed again, so ``init`` never leaves a partial install.
     """
-    try:
+    with engine_errors(_refused(store)):
         conflicts = template_conflicts(store)
-    except ApiError as error:
-        raise _refused(store, error) from None
     if conflicts:
         raise ConfigError(
             f"prefix {store.names.prefix!r} cannot be installed on {store.display_url}: "
@@ -277,19 +279,20 @@ def init_indices(store: Store) -> InitResult:
         )
     steps: list[InitStep] = []
     try:
-        for short in COMPONENTS:
-            steps.append(_component(store, short))
-        for short in INDEX_TEMPLATES:
-            steps.append(_index_template(store, short))
-        steps.append(_chunk_index(store))
-        steps += [
-            _audit_fields(store, alias, component)
-            for alias, component in _audit_components(store)
-            if store.client.indices.exists_alias(name=alias)
-        ]
-    except ApiError as error:
+        with engine_errors(_refused(store)):
+            for short in COMPONENTS:
+                steps.append(_component(store, short))
+            for short in INDEX_TEMPLATES:
+                steps.append(_index_template(store, short))
+            steps.append(_chunk_index(store))
+            steps += [
+                _audit_fields(store, alias, component)
+                for alias, component in _audit_components(store)
+                if store.client.indices.exists_alias(name=alias)
+            ]
+    except EngineError:
         _rollback(store, steps)
-        raise _refused(store, error) from None
+        raise
     return InitResult(steps=steps)
 
 
@@ -303,22 +306,37 @@ def ensure_initialised(store: Store) -> InitResult | None:
     indices an administrator initialised.
     """
     own = replace(store, names=IndexNames.for_prefix(store.names.prefix))
-    try:
+    failed = engine_errors(
+        lambda failure: EngineError(
+            f"{store.display_url} failed to look up {own.names.chunks}: {failure.reason}"
+        )
+    )
+    with failed, tolerating(_forbidden) as lookup:
         if own.client.indices.exists_alias(name=own.names.chunks):
             return None
-    except AuthorizationException:
+    if lookup.failure is not None:
         return None
-    except (ApiError, TransportError) as error:
-        reason = error.message if isinstance(error, ApiError) else str(error)
-        raise EngineError(f"{store.display_url} failed to look up {own.names.chunks}: {reason}") from None
     return init_indices(own)
 
 
-def _refused(store: Store, error: ApiError) -> EngineError:
-    status = error.meta.status
-    return EngineError(
-        f"{store.display_url} refused to install the esbubble templates: status {status}, {error.message}",
-        hint="use a user allowed to manage index templates and indices"
-        if status in (401, 403)
-        else "check the cluster's version (8.18+ or 9.x)",
-    )
+def _forbidden(failure: Failure) -> bool:
+    return failure.status == 403
+
+
+def _refusal(to_error: Callable[[Failure], EngineError]) -> Callable[[Failure], EngineError | None]:
+    """``to_error`` for refusals; a request not answered is left to ``open_store``."""
+    return lambda failure: to_error(failure) if failure.answered else None
+
+
+def _refused(store: Store) -> Callable[[Failure], EngineError | None]:
+    def to_error(failure: Failure) -> EngineError:
+        status = failure.status
+        return EngineError(
+            f"{store.display_url} refused to install the esbubble templates: "
+            f"status {status}, {failure.reason}",
+            hint="use a user allowed to manage index templates and indices"
+            if status in (401, 403)
+            else "check the cluster's version (8.18+ or 9.x)",
+        )
+
+    return _refusal(to_error)
