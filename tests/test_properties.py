@@ -99,7 +99,7 @@ def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bub
 
 
 def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
-    """ρ_b as the README states it: listed shares kept; unlisted buckets split the rest, equally (tf),
+    """ρ_b as docs/algorithm.md states it: listed shares kept; unlisted buckets split the rest, equally (tf),
     or each at least ``share_floor`` of it over their number, the rest by relevance demand (bm25)."""
     listed = config.buckets.shares
     present = {record.bucket for record in bubble.trace}
