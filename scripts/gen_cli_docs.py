@@ -72,9 +72,7 @@ def command_names(root: click.Group | None = None) -> list[str]:
 def render(root: click.Group | None = None) -> str:
     entries = list(walk(root or root_command()))
     contents = "\n".join(f"- [`{path}`](#{path.replace(' ', '-')})" for path, _ in entries)
-    sections = "\n".join(
-        f"## {path}\n\n```text\n{ctx.get_help().rstrip()}\n```\n" for path, ctx in entries
-    )
+    sections = "\n".join(f"## {path}\n\n```text\n{ctx.get_help().rstrip()}\n```\n" for path, ctx in entries)
     return f"{HEADER}\n{contents}\n\n{sections}"
 
 
