@@ -11,14 +11,15 @@ same on every machine; ``tests/test_docs.py`` fails when it differs from the com
 
 from __future__ import annotations
 
-import argparse
 import importlib
+import re
 import sys
 import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import click
+from generated_file import write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "cli.md"
@@ -64,11 +65,6 @@ def walk(
                 yield from walk(sub, ctx, sub_name)
 
 
-def command_names(root: click.Group | None = None) -> list[str]:
-    """Full names of every visible command, ``esbubble`` first."""
-    return [path for path, _ in walk(root or root_command())]
-
-
 def render(root: click.Group | None = None) -> str:
     entries = list(walk(root or root_command()))
     contents = "\n".join(f"- [`{path}`](#{path.replace(' ', '-')})" for path, _ in entries)
@@ -77,20 +73,13 @@ def render(root: click.Group | None = None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if docs/cli.md differs from what would be written"
+    return write_or_check(
+        OUT,
+        render,
+        summary=lambda text: f"{len(re.findall('^## ', text, flags=re.MULTILINE))} commands",
+        argv=argv,
+        doc=__doc__ or "",
     )
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} is out of date: run python scripts/gen_cli_docs.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT} ({len(command_names())} commands)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import pkgutil
 import re
 import shlex
@@ -13,6 +12,7 @@ from types import ModuleType
 import click
 import pytest
 from click.testing import CliRunner
+from repo_scripts import load_script
 
 import esbubble
 from esbubble.store.connection import Store
@@ -21,14 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 ARCHITECTURE = DOCS / "architecture.md"
-
-
-def load_script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
