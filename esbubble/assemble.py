@@ -1,4 +1,4 @@
-"""The context assembler (seed 003): budget, order, format, cite and guard.
+"""The context assembler ("Context Assembler in Machine Learning"): budget, order, format, cite, guard.
 
 ``T_context = T_max − T_system − T_query − T_reserved − overhead``, every part
 an exact tiktoken count of what is sent. Passages are kept best-ranked first

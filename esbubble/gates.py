@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from esbubble.models import GATE_REASONS, FinalReason, GateName, GateResult
 
-# The gate order of DESIGN.md: the first failing gate gives the final reason.
+# The gate order of the "Context Bubble" paper (docs/algorithm.md, Gates): the first failing gate
+# gives the final reason.
 GATE_ORDER: tuple[GateName, ...] = (
     "relevance",
     "redundancy",

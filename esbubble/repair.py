@@ -1,4 +1,4 @@
-"""Fixed-budget gap repair: "replace, don't expand" (seed 002, SEAL-RAG), lexically.
+"""Fixed-budget gap repair: SEAL-RAG's "Replace, Don't Expand" (docs/algorithm.md), lexically.
 
 Facets are the query terms ``T(q)`` plus the profile's facet groups; a facet
 is a gap when no selected chunk contains any of its terms. The store runs one

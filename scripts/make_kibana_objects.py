@@ -18,13 +18,14 @@ re-running this script reproduces the file byte for byte.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from generated_file import write_or_check
 
 OUT = Path(__file__).resolve().parent.parent / "kibana" / "esbubble.ndjson"
 
@@ -379,20 +380,13 @@ def render(objects: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the file differs from what would be written"
+    return write_or_check(
+        OUT,
+        lambda: render(build()),
+        summary=lambda text: f"{len(text.splitlines())} objects",
+        argv=argv,
+        doc=__doc__ or "",
     )
-    args = parser.parse_args(argv)
-    text = render(build())
-    if args.check:
-        if OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} is out of date: run python scripts/make_kibana_objects.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT} ({len(text.splitlines())} objects)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import threading
@@ -13,6 +12,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import pytest
+from repo_scripts import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 NDJSON = ROOT / "kibana" / "esbubble.ndjson"
@@ -252,14 +252,6 @@ def test_nothing_on_the_traces_data_view_names_the_query_which_lives_in_run_mani
 @pytest.fixture(scope="module")
 def setup_generator() -> ModuleType:
     return load_script("make_kibana_objects")
-
-
-def load_script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Each variant switches exactly the stages DESIGN.md says it does; token-matched mode."""
+"""Each variant switches exactly the stages docs/algorithm.md (Variants) says it does; token-matched mode."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def _outcome(bubble: Bubble) -> dict[str, str]:
     return {r.chunk_id: r.final_reason for r in bubble.trace}
 
 
-# What DESIGN.md's switches imply for this candidate set.
+# What the variants' switches (docs/algorithm.md, Variants) imply for this candidate set.
 EXPECTED: dict[Variant, dict[str, str]] = {
     "flat_topk": {
         "prior": "low_relevance",

@@ -1,6 +1,6 @@
 """The retrieval request body: native BM25 plus ``function_score`` structural priors. Pure, no I/O.
 
-Why this shape (DESIGN.md, Elasticsearch side):
+Why this shape (docs/algorithm.md, Candidates; docs/operations.md, Retrieval):
 
 - ``should`` holds the BM25 ``multi_match`` over ``text`` and ``context`` (the
   chunk's title, heading path or sheet and column headers, weighted
