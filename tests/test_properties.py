@@ -100,9 +100,9 @@ def _build(query: str, candidates: list[Candidate], config: BubbleConfig) -> Bub
 
 
 def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
-    """ρ_b as docs/algorithm.md states it: listed shares kept; unlisted buckets each get the whole rest (one pool,
-    bm25's default), split it equally (tf's), or each at least ``share_floor`` of it over their
-    number and the rest by relevance demand (``unlisted_shares = "demand"``)."""
+    """ρ_b as docs/algorithm.md states it: listed shares kept; unlisted buckets each get the whole
+    rest (one pool, bm25's default), split it equally (tf's), or each at least ``share_floor`` of it
+    over their number and the rest by relevance demand (``unlisted_shares = "demand"``)."""
     listed = config.buckets.shares
     present = {record.bucket for record in bubble.trace}
     unlisted = sorted(b for b in present if b not in listed)
