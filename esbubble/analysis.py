@@ -43,8 +43,17 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 _IDEOGRAPHIC = (
     "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\u00a9\u00ae\u2194-\u2199"
 )
-# Superscript and subscript digits are not word characters to the standard tokenizer.
-_WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}\u00b2\u00b3\u00b9\u2070-\u209f]"
+# Unicode's "other numbers" (category No: superscript and subscript digits, vulgar fractions such
+# as ½, circled numbers) are not word characters to the standard tokenizer (UAX #29 counts only
+# decimal digits as Numeric), though Python's ``\w`` matches them. These are every No character
+# of the Basic Multilingual Plane.
+_OTHER_NUMBERS = (
+    "\u00b2\u00b3\u00b9\u00bc-\u00be\u09f4-\u09f9\u0b72-\u0b77\u0bf0-\u0bf2\u0c78-\u0c7e"
+    "\u0d58-\u0d5e\u0d70-\u0d78\u0f2a-\u0f33\u1369-\u137c\u17f0-\u17f9\u19da\u2070-\u209f"
+    "\u2150-\u215f\u2189\u2460-\u249b\u24ea-\u24ff\u2776-\u2793\u2cfd\u3192-\u3195"
+    "\u3220-\u3229\u3248-\u324f\u3251-\u325f\u3280-\u3289\u32b1-\u32bf\ua830-\ua835"
+)
+_WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}{_OTHER_NUMBERS}]"
 # A run of word characters with single joiners inside; which joiners really join is decided below.
 _CANDIDATE = re.compile(rf"{_WORD_CHAR}+(?:[.,;:'’]{_WORD_CHAR}+)*|[{_IDEOGRAPHIC}]")
 _HAS_ALNUM = re.compile(rf"[^\W_]|[{_IDEOGRAPHIC}]")

@@ -75,3 +75,16 @@ def test_standard_tokenizer_joins_only_between_letters_or_digits() -> None:
         "don't",
         "x_y",
     ]
+
+
+def test_other_numbers_are_not_words() -> None:
+    """Fractions, superscripts and circled numbers (Unicode category No) are dropped, as UAX #29 does."""
+    assert analyze("between ½ and 2: ① x² ¼ inch") == ["between", "2", "x", "inch"]
+
+
+def test_every_other_number_of_the_basic_plane_is_excluded() -> None:
+    import unicodedata
+
+    others = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "No"]
+    assert others
+    assert [c for c in others if standard_tokens(f"a{c}b") != ["a", "b"]] == []
