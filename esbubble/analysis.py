@@ -23,6 +23,7 @@ two digits, and every ideograph is a word of its own.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -89,9 +90,15 @@ def standard_tokens(text: str) -> list[str]:
     return words
 
 
-@lru_cache(maxsize=1)
-def _porter() -> Any:
-    return snowballstemmer.stemmer("porter")
+class _PerThread(threading.local):
+    """A Snowball stemmer keeps its word in the instance while it stems: one per thread, or two
+    threads stemming at once (``rebubble --workers``) corrupt each other's word."""
+
+    def __init__(self) -> None:
+        self.porter: Any = snowballstemmer.stemmer("porter")
+
+
+_STEMMERS = _PerThread()
 
 
 def _consonant(word: str, i: int) -> bool:
@@ -140,7 +147,7 @@ def stem(word: str) -> str:
     """Porter stem of one lower-case word (words of one or two characters are left alone, as Lucene does)."""
     if len(word) <= 2:
         return word
-    return _reference_departures(str(_porter().stemWord(word)))
+    return _reference_departures(str(_STEMMERS.porter.stemWord(word)))
 
 
 def analyze(text: str) -> list[str]:

@@ -88,3 +88,27 @@ def test_every_other_number_of_the_basic_plane_is_excluded() -> None:
     others = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "No"]
     assert others
     assert [c for c in others if standard_tokens(f"a{c}b") != ["a", "b"]] == []
+
+
+def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> None:
+    """rebubble --workers stems in threads; one shared Snowball stemmer mixed their words up
+    (an IndexError inside the stemmer, or another word's stem)."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = [
+        f"{stem_}{n}{suffix}"
+        for n in range(300)
+        for stem_ in ("connect", "warrant", "licens")
+        for suffix in ("ing", "ed", "ations", "ability", "ively", "fulness")
+    ]
+    expected = {word: stem(word) for word in words}
+    stem.cache_clear()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, so a shared stemmer shows
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            got = list(pool.map(stem, words, chunksize=1))
+    finally:
+        sys.setswitchinterval(interval)
+    assert dict(zip(words, got, strict=True)) == expected
