@@ -65,7 +65,7 @@ class BubbleParams(_Section):
         default=0.5,
         ge=0.0,
         le=1.0,
-        description="share of a facet's weight earned once the bubble covers it",
+        description="share of a facet's weight earned per chunk of the bubble that already covers it",
     )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",

@@ -3,9 +3,9 @@
 Every candidate is decided once. Under ``selection = "score"`` (the paper)
 candidates are considered in descending score, ties by chunk_id. Under
 ``selection = "coverage"`` the next candidate is the one with the best
-marginal gain now: the weight of the query facets it matches that the bubble
-does not cover yet (a covered facet still earns ``covered_weight`` of its
-weight), plus its prior, times its length penalty. Gains only fall as the
+marginal gain now: the weight of the query facets it matches, a facet the
+bubble already covers ``n`` times earning ``covered_weight ** n`` of its
+weight, with its prior, times its length penalty. Gains only fall as the
 bubble grows, so a lazy greedy (a heap of stale upper bounds, re-evaluated on
 top) finds the same order as recomputing every gain at every step. Every
 gate is evaluated for every candidate; the first failing gate gives the
@@ -65,7 +65,7 @@ class Decision(NamedTuple):
     second_pass: Sequence[GateResult] = ()
     pool_remaining: float | None = None
     gain: float = 0.0
-    covered: tuple[bool, ...] = ()
+    covered: tuple[int, ...] = ()  # per facet, how many selected chunks covered it
 
     @property
     def selected(self) -> bool:
@@ -231,28 +231,35 @@ class _Gates:
 
 
 class _Coverage:
-    """Which query facets the bubble covers, and each candidate's marginal gain given that."""
+    """How many selected chunks cover each query facet, and each candidate's marginal gain given that.
+
+    A facet the bubble covers ``n`` times still earns ``covered_weight ** n`` of its weight:
+    diminishing returns, so a second chunk on a facet is still worth something (a table's other
+    row, a clause's other half) but the fifth row of the same table no longer outbids the first
+    chunk on a facet nothing covers yet.
+    """
 
     def __init__(self, facet_count: int, covered_weight: float, *, multiplicative: bool) -> None:
-        self.covered = [False] * facet_count
+        self.covered = [0] * facet_count
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
 
     def gain(self, scored: ScoredCandidate) -> float:
-        """(the facet weights, a covered facet's at ``covered_weight``, combined with the prior) · lp."""
+        """(the facet weights, a facet covered n times at ``covered_weight ** n``, with the prior) · lp."""
         total = 0.0
-        for index, weight in enumerate(scored.facet_weights):
+        share = self.covered_weight
+        for weight, times in zip(scored.facet_weights, self.covered, strict=True):
             if weight:
-                total += weight * self.covered_weight if self.covered[index] else weight
+                total += weight * share**times if times else weight
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
-    def snapshot(self) -> tuple[bool, ...]:
+    def snapshot(self) -> tuple[int, ...]:
         return tuple(self.covered)
 
     def admit(self, scored: ScoredCandidate) -> None:
         for index, weight in enumerate(scored.facet_weights):
             if weight:
-                self.covered[index] = True
+                self.covered[index] += 1
 
 
 def _score_order(
@@ -447,7 +454,10 @@ def trace_records(
         chunk = candidate.chunk
         selected = decision.selected
         matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=True) if weight]
-        covered = [facet.name for facet, done in zip(facets, decision.covered, strict=False) if done]
+        # a facet the bubble covered n times is listed n times: the gain is re-derived from the record
+        covered = [
+            facet.name for facet, times in zip(facets, decision.covered, strict=False) for _ in range(times)
+        ]
         details = StepDetails.trusted(
             {
                 "gates": decision.gates,
