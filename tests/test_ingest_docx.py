@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import docx
 import pytest
+from docx.enum.style import WD_STYLE_TYPE
+from docx.oxml import parse_xml
 from ingest_files import OPTIONS, make_docx
 
 from esbubble.errors import IngestError
@@ -41,3 +45,58 @@ def test_encrypted_office_file_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "locked.docx").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512)
     with pytest.raises(IngestError, match=r"encrypted or in the legacy \.doc format"):
         read_document(tmp_path / "locked.docx", OPTIONS, doc_id="locked")
+
+
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+_V = 'xmlns:v="urn:schemas-microsoft-com:vml"'
+
+
+def _runs(paragraph: Any, xml: str) -> None:
+    """Append raw inline XML (runs in wrappers) to a python-docx paragraph."""
+    wrapper = parse_xml(f"<w:p {_W} {_V}>{xml}</w:p>")
+    for child in list(wrapper):
+        paragraph._p.append(child)
+
+
+def test_text_in_smart_tags_insertions_and_fields_is_read_and_generated_lists_are_not(tmp_path: Path) -> None:
+    """What Word shows is read; a table of contents, deleted text and text boxes are not."""
+    document = docx.Document()
+    for name in ("toc 1", "TOC Heading", "table of figures"):
+        if name not in document.styles:
+            document.styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH)
+    document.add_paragraph("Contents", style="TOC Heading")
+    document.add_paragraph("1\tGlossary\t1", style="toc 1")
+    document.add_paragraph("Table 1 Terms\t2", style="table of figures")
+    document.add_heading("Glossary", level=1)
+    caption = document.add_paragraph("Table ")
+    _runs(
+        caption,
+        '<w:fldSimple w:instr="SEQ Table"><w:r><w:t>1</w:t></w:r></w:fldSimple><w:r><w:t> Terms</w:t></w:r>',
+    )
+    table = document.add_table(rows=2, cols=2)
+    table.rows[0].cells[0].text, table.rows[0].cells[1].text = "Term", "Definition"
+    _runs(
+        table.rows[1].cells[0].paragraphs[0],
+        '<w:smartTag w:uri="urn:schemas-microsoft-com:office:smarttags" w:element="place">'
+        '<w:r><w:t>Event</w:t></w:r><w:r><w:t xml:space="preserve"> </w:t></w:r>'
+        '<w:smartTag w:uri="urn:schemas-microsoft-com:office:smarttags" w:element="PlaceType">'
+        "<w:r><w:t>Port</w:t></w:r></w:smartTag></w:smartTag>",
+    )
+    table.rows[1].cells[1].text = "A display device."
+    edited = document.add_paragraph("Logs are ")
+    _runs(
+        edited,
+        '<w:ins w:id="1" w:author="a"><w:r><w:t>kept</w:t></w:r></w:ins>'
+        '<w:del w:id="2" w:author="a"><w:r><w:noBreakHyphen/><w:delText>dropped</w:delText></w:r></w:del>'
+        "<w:r><w:t> on board.</w:t></w:r>"
+        "<w:r><w:pict><v:shape><v:textbox><w:txbxContent><w:p><w:r><w:t>Figure label</w:t></w:r></w:p>"
+        "</w:txbxContent></v:textbox></v:shape></w:pict></w:r>",
+    )
+    path = tmp_path / "spec.docx"
+    document.save(str(path))
+    chunks = read_document(path, OPTIONS, doc_id="spec.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("Glossary", "Table 1 Terms"),
+        ("Glossary", "Term: Event Port; Definition: A display device."),
+        ("Glossary", "Logs are kept on board."),
+    ]

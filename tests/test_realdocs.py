@@ -31,9 +31,9 @@ def chunks() -> list[Chunk]:
     ]
 
 
-def test_the_set_has_real_workbooks_and_at_least_three_formats() -> None:
+def test_the_set_has_real_workbooks_a_word_document_and_at_least_three_formats() -> None:
     suffixes = Counter(file.suffix for file in DOCS.iterdir())
-    assert suffixes[".xlsx"] >= 1
+    assert suffixes[".xlsx"] >= 1 and suffixes[".docx"] >= 1
     assert len(suffixes) >= 3
     assert sum(file.stat().st_size for file in DOCS.iterdir()) < 5_000_000
     listed = (ROOT / "SOURCES.md").read_text(encoding="utf-8")

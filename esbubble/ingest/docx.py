@@ -5,6 +5,15 @@ the first heading has the file name as its section. The title in each
 chunk's ``context`` is the document's core title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells; each further row is a
 chunk ``Header: value; …`` with ``row_number`` its row in the table.
+
+A paragraph's text is every run Word shows in it, also those wrapped in smart
+tags, tracked insertions, content controls or simple fields (python-docx's
+``Paragraph.text`` sees only direct runs and hyperlinks, so a glossary term in
+a smart tag or a caption's field-numbered "Table 3" came out empty); text
+boxes inside it (their own paragraphs) and deleted text are not. Word's
+generated tables of contents and figures (styles ``toc 1``-``toc 9``,
+``TOC Heading``, ``table of figures``) repeat the headings and captions with
+page numbers and are skipped.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from typing import Any
 
 import docx
 from docx.opc.exceptions import PackageNotFoundError
+from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
@@ -31,6 +41,9 @@ from esbubble.models import Chunk
 _BUCKET = "Text"
 _HEADING = re.compile(r"^Heading (\d)$")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+_GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
+_P = qn("w:p")
+_HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 
 
 def _open(path: Path) -> Any:
@@ -54,6 +67,32 @@ def heading_level(paragraph: Paragraph) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _shown(run: Any, paragraph: Any) -> bool:
+    """True when ``run`` is shown as part of ``paragraph`` itself (not a text box's, not deleted)."""
+    for ancestor in run.iterancestors():
+        if ancestor is paragraph:
+            return True
+        if ancestor.tag == _P or ancestor.tag in _HIDDEN:
+            return False
+    return False
+
+
+def _paragraph_text(paragraph: Paragraph) -> str:
+    """The text Word shows in the paragraph, runs in any inline wrapper included."""
+    p = paragraph._p
+    return "".join(run.text for run in p.iter(qn("w:r")) if _shown(run, p))
+
+
+def _generated(paragraph: Paragraph) -> bool:
+    """A paragraph of a generated table of contents or of figures."""
+    name = paragraph.style.name if paragraph.style is not None else ""
+    return bool(_GENERATED.match(name or ""))
+
+
+def _cell_text(cell: Any) -> str:
+    return "\n".join(_paragraph_text(paragraph) for paragraph in cell.paragraphs)
+
+
 def _row_values(row: Any) -> list[str]:
     """The row's cell texts, a horizontally merged cell once."""
     values: list[str] = []
@@ -62,7 +101,7 @@ def _row_values(row: Any) -> list[str]:
         if id(cell._tc) in seen:
             continue
         seen.add(id(cell._tc))
-        values.append(normalise_space(cell.text))
+        values.append(normalise_space(_cell_text(cell)))
     return values
 
 
@@ -89,8 +128,8 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         if isinstance(block, Table):
             _table(outline, block)
             continue
-        text = normalise_space(block.text)
-        if not text:
+        text = normalise_space(_paragraph_text(block))
+        if not text or _generated(block):
             continue
         level = heading_level(block)
         if level is not None:
