@@ -209,6 +209,13 @@ class StepDetails(_Record):
     covered: list[str] = Field(
         default_factory=list, description="coverage selection: the facets the bubble covered at decision time"
     )
+    coverage: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "coverage selection: how much of each covered facet the bubble covered at decision time"
+            " (each selected chunk adds its weight for the facet over the best candidate's)"
+        ),
+    )
 
 
 class TraceRecord(_Record):

@@ -4,8 +4,9 @@ Every candidate is decided once. Under ``selection = "score"`` (the paper)
 candidates are considered in descending score, ties by chunk_id. Under
 ``selection = "coverage"`` the next candidate is the one with the best
 marginal gain now: the weight of the query facets it matches, a facet the
-bubble already covers ``n`` times earning ``covered_weight ** n`` of its
-weight, with its prior, times its length penalty. Gains only fall as the
+bubble already covers ``n`` earning ``covered_weight ** n`` of its weight (a
+chunk covers a facet in proportion to how strongly it matches it), with its
+prior, times its length penalty. Gains only fall as the
 bubble grows, so a lazy greedy (a heap of stale upper bounds, re-evaluated on
 top) finds the same order as recomputing every gain at every step. Every
 gate is evaluated for every candidate; the first failing gate gives the
@@ -65,7 +66,7 @@ class Decision(NamedTuple):
     second_pass: Sequence[GateResult] = ()
     pool_remaining: float | None = None
     gain: float = 0.0
-    covered: tuple[int, ...] = ()  # per facet, how many selected chunks covered it
+    covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
 
     @property
     def selected(self) -> bool:
@@ -128,7 +129,9 @@ def relevance_demand(
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage(facet_count, params.covered_weight, multiplicative=params.relevance == "bm25")
+    coverage = _Coverage(
+        relevant, facet_count, params.covered_weight, multiplicative=params.relevance == "bm25"
+    )
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _ in order(relevant, coverage):
@@ -231,35 +234,47 @@ class _Gates:
 
 
 class _Coverage:
-    """How many selected chunks cover each query facet, and each candidate's marginal gain given that.
+    """How much of each query facet the bubble covers, and each candidate's marginal gain given that.
 
-    A facet the bubble covers ``n`` times still earns ``covered_weight ** n`` of its weight:
-    diminishing returns, so a second chunk on a facet is still worth something (a table's other
-    row, a clause's other half) but the fifth row of the same table no longer outbids the first
-    chunk on a facet nothing covers yet.
+    A chunk covers a facet in proportion to how strongly it matches it: its weight for the facet
+    over the best weight any candidate has for it (a passing mention of "Source Code Form" covers
+    little of it, the clause that defines it all of it). A facet covered ``n`` (a sum of such
+    shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
+    one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
+    not shut out by the boilerplate that merely names its term.
     """
 
-    def __init__(self, facet_count: int, covered_weight: float, *, multiplicative: bool) -> None:
-        self.covered = [0] * facet_count
+    def __init__(
+        self,
+        scored: Sequence[ScoredCandidate],
+        facet_count: int,
+        covered_weight: float,
+        *,
+        multiplicative: bool,
+    ) -> None:
+        self.covered = [0.0] * facet_count
+        self.best = [0.0] * facet_count
+        for candidate in scored:
+            self.best = [max(b, w) for b, w in zip(self.best, candidate.facet_weights, strict=True)]
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
 
     def gain(self, scored: ScoredCandidate) -> float:
-        """(the facet weights, a facet covered n times at ``covered_weight ** n``, with the prior) · lp."""
+        """(the facet weights, a facet covered n at ``covered_weight ** n``, with the prior) · lp."""
         total = 0.0
         share = self.covered_weight
-        for weight, times in zip(scored.facet_weights, self.covered, strict=True):
+        for weight, covered in zip(scored.facet_weights, self.covered, strict=True):
             if weight:
-                total += weight * share**times if times else weight
+                total += weight * share**covered if covered else weight
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
-    def snapshot(self) -> tuple[int, ...]:
+    def snapshot(self) -> tuple[float, ...]:
         return tuple(self.covered)
 
     def admit(self, scored: ScoredCandidate) -> None:
         for index, weight in enumerate(scored.facet_weights):
             if weight:
-                self.covered[index] += 1
+                self.covered[index] += min(1.0, weight / self.best[index])
 
 
 def _score_order(
@@ -309,7 +324,7 @@ def select(
     caps = bucket_caps(resolved, params.token_budget)
     state = _BubbleState(budget=params.token_budget, caps=caps)
     gates = _Gates(params, switches)
-    coverage = _Coverage(len(facets), params.covered_weight, multiplicative=bm25)
+    coverage = _Coverage(scored, len(facets), params.covered_weight, multiplicative=bm25)
     decisions = _decide(
         order(scored, coverage), state=state, gates=gates, coverage=coverage, section_limit=state.bucket_limit
     )
@@ -454,10 +469,10 @@ def trace_records(
         chunk = candidate.chunk
         selected = decision.selected
         matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=True) if weight]
-        # a facet the bubble covered n times is listed n times: the gain is re-derived from the record
-        covered = [
-            facet.name for facet, times in zip(facets, decision.covered, strict=False) for _ in range(times)
-        ]
+        coverage = {
+            facet.name: amount for facet, amount in zip(facets, decision.covered, strict=False) if amount
+        }
+        covered = list(coverage)
         details = StepDetails.trusted(
             {
                 "gates": decision.gates,
@@ -480,6 +495,7 @@ def trace_records(
                     for m in scored.matches
                 ],
                 "covered": covered,
+                "coverage": coverage,
             }
         )
         record = {

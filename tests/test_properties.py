@@ -182,17 +182,19 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, one the
-    bubble covered n times at ``covered_weight ** n``) · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts,
+    bubble covered n at ``covered_weight ** n``) · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts,
     its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0)); first-pass
     decisions come in non-increasing gain."""
     config = config.with_overrides(selection="coverage", relevance="bm25")
     bubble = _build(query, candidates, config)
     first_pass: list[float] = []
     for record in sorted(bubble.trace, key=lambda r: r.rank):
-        covered = record.step_details.covered  # a facet covered n times is listed n times
+        coverage = record.step_details.coverage
+        assert sorted(coverage) == sorted(record.step_details.covered)
+        assert all(amount > 0 for amount in coverage.values())
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
-        matched = sum(w * share ** covered.count(f) for f, w in weights.items())
+        matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
         gain = matched * weight_of(record.boost) if matched > 0 else max(record.boost, 0.0)
         assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
         if not record.step_details.second_pass:

@@ -72,6 +72,6 @@ def test_trusted_gate_result_behaves_like_a_validated_one() -> None:
         built.passed = True  # type: ignore[misc]  # still frozen
     details = StepDetails.trusted(
         {"gates": [built], "second_pass": [], "pool_remaining": None, "expansion": [], "replacement": None,
-         "notes": [], "terms": [], "covered": []}
+         "notes": [], "terms": [], "covered": [], "coverage": {}}
     )  # fmt: skip
     assert details == StepDetails(gates=[validated])
