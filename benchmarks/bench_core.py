@@ -21,8 +21,9 @@ from esbubble.config import BubbleConfig
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Candidate, Chunk
 from esbubble.score import score_candidates
-from esbubble.select import RunContext, select, trace_records
+from esbubble.select import select
 from esbubble.tokens import count_many, get_encoding
+from esbubble.trace import RunContext, trace_records
 from esbubble.variants import VARIANTS
 
 SAMPLE_FILES = ("quote_job.xlsx", "specification.pdf", "site_memo.md")

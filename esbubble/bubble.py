@@ -16,8 +16,9 @@ from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
 from esbubble.relevance import TermStats
 from esbubble.score import engine_order_key, resolve_theta, score_candidates
-from esbubble.select import Decision, RunContext, query_hash, select, trace_records
+from esbubble.select import select
 from esbubble.text import check_query_text
+from esbubble.trace import Decision, RunContext, query_hash, trace_records
 from esbubble.variants import VARIANTS
 
 

@@ -12,14 +12,14 @@ repair evicted is never brought back as a neighbour (that would undo the swap).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from esbubble.budget import Budget, bucket_of
 from esbubble.config import BubbleConfig
 from esbubble.models import Bubble, Chunk, ExpansionEvent, SelectedChunk, TraceRecord
-from esbubble.variants import VARIANTS
 
 ExpandMode = Literal["window", "parent"]
 
@@ -69,56 +69,6 @@ class Expansion(BaseModel):
         return [cid for p in self.passages for cid in p.chunk_ids]
 
 
-@dataclass
-class BudgetState:
-    """Tokens left globally and per capped bucket; spending checks before it changes anything."""
-
-    budget: int
-    used: int
-    caps: dict[str, int]
-    bucket_used: dict[str, int] = field(default_factory=dict)
-    closed_to_new: bool = False
-
-    def refusal(self, bucket: str, tokens: int) -> str | None:
-        """Why ``tokens`` more in ``bucket`` would break a budget, or None when they fit."""
-        if self.used + tokens > self.budget:
-            return "budget_exceeded"
-        cap = self.caps.get(bucket, 0 if self.closed_to_new else None)
-        if cap is not None and self.bucket_used.get(bucket, 0) + tokens > cap:
-            return "section_budget_exceeded"
-        return None
-
-    def spend(self, bucket: str, tokens: int) -> None:
-        self.used += tokens
-        self.bucket_used[bucket] = self.bucket_used.get(bucket, 0) + tokens
-
-
-def bucket_of(chunk: Chunk, config: BubbleConfig) -> str:
-    """The bucket a chunk is budgeted under (the profile's map, else the chunk's own)."""
-    return config.buckets.bucket_of(chunk.section, chunk.bucket)
-
-
-def budget_state(bubble: Bubble, chunks: Iterable[Chunk], config: BubbleConfig) -> BudgetState:
-    """The budget after ``chunks``, with the bubble's own bucket caps ``ρ_b·T_B``.
-
-    Caps apply only when the bubble's variant uses section budgets. A bucket
-    the global_pool slack already took past its cap may not grow further; a
-    bucket the bubble had no cap for is bounded by the global budget alone
-    under global_pool and gets nothing under strict.
-    """
-    state = BudgetState(budget=bubble.budget, used=0, caps={})
-    for chunk in chunks:
-        state.spend(bucket_of(chunk, config), chunk.token_count)
-    if VARIANTS[bubble.variant].section_budgets:
-        caps = dict(bubble.bucket_caps)
-        if config.bubble.slack_policy == "strict":
-            caps.update({b: 0 for b in state.bucket_used if b not in caps})
-        for bucket, cap in caps.items():
-            state.caps[bucket] = max(cap, state.bucket_used.get(bucket, 0))
-        state.closed_to_new = config.bubble.slack_policy == "strict"
-    return state
-
-
 def _event(
     anchor: Chunk, mode: ExpandMode, chunk_id: str | None, *, added: bool, tokens: int, reason: str
 ) -> ExpansionEvent:
@@ -135,7 +85,7 @@ def _event(
 @dataclass
 class _Plan:
     config: BubbleConfig
-    state: BudgetState
+    budget: Budget
     included: dict[str, Chunk]
     hashes: set[str]
     evicted: frozenset[str] = frozenset()
@@ -159,13 +109,13 @@ class _Plan:
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=0, reason="duplicate_text")
             )
             return True
-        refusal = self.state.refusal(bucket_of(chunk, self.config), chunk.token_count)
+        refusal = self.budget.refusal(bucket_of(chunk, self.config), chunk.token_count)
         if refusal is not None:
             self.events.append(
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=chunk.token_count, reason=refusal)
             )
             return False
-        self.state.spend(bucket_of(chunk, self.config), chunk.token_count)
+        self.budget.spend(bucket_of(chunk, self.config), chunk.token_count)
         self.included[chunk.chunk_id] = chunk
         self.hashes.add(chunk.content_hash)
         self.added_by[chunk.chunk_id] = anchor.chunk_id
@@ -222,7 +172,7 @@ def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _P
             and c.chunk_id not in plan.evicted
             and c.content_hash not in plan.hashes
         ]
-        trial = replace(plan.state, bucket_used=dict(plan.state.bucket_used))
+        trial = plan.budget.trial()
         refusal = None
         for chunk in missing:
             refusal = trial.refusal(bucket_of(chunk, plan.config), chunk.token_count)
@@ -319,10 +269,9 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
     """Expand the bubble's chunks with ``neighbours`` per ``config.expand``; pure and deterministic."""
     selected = sorted(bubble.selected, key=lambda s: s.selection_order)
     anchors = [s.chunk for s in selected]
-    state = budget_state(bubble, anchors, config)
     plan = _Plan(
         config=config,
-        state=state,
+        budget=Budget.after(bubble, anchors, config),
         included={c.chunk_id: c for c in anchors},
         hashes={c.content_hash for c in anchors},
         evicted=frozenset(r.chunk_id for r in bubble.trace if r.final_reason == "replaced"),
@@ -347,6 +296,6 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
         passages=passages,
         bubble=bubble.model_copy(update={"trace": _updated_trace(bubble, plan)}),
         events=plan.events,
-        tokens_used=plan.state.used,
+        tokens_used=plan.budget.spent,
         budget=bubble.budget,
     )

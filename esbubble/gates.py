@@ -1,73 +1,132 @@
-"""The five gates, in the order that decides the final reason.
+"""The gate table and ``run_gates``: every decision of selection and repair goes through it.
 
-Each gate returns a ``GateResult`` holding the measured value, the limit and
-the rule, so a verdict can be re-derived from the trace record alone. A gate
+Each row of ``GATES`` names a gate, the rule its value must meet against its
+limit, the final reason it gives when it fails and the trace ``stage`` that
+names it, in the order of the "Context Bubble" paper (docs/algorithm.md,
+Gates): the first failing gate gives the final reason. ``run_gates`` takes
+each gate's measured value and limit and returns the verdicts by name; a gate
 switched off by a variant is still logged, with ``enabled=False`` and
-``passed=True``.
+``passed=True``. Adding a gate is a row here and a field of ``GateResults``.
+
+The redundancy gate's measure is here too (``Redundancy``), so selection and
+repair compare a chunk with the bubble by the same rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
-from esbubble.models import GATE_REASONS, FinalReason, GateName, GateResult
+from esbubble.analysis import ENGLISH_STOP_WORDS, analyze, stem
+from esbubble.models import FinalReason, GateName, GateResult
 
-# The gate order of the "Context Bubble" paper (docs/algorithm.md, Gates): the first failing gate
-# gives the final reason.
-GATE_ORDER: tuple[GateName, ...] = (
-    "relevance",
-    "redundancy",
-    "section_budget",
-    "global_budget",
-    "max_chunks",
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One row of the gate table."""
+
+    name: GateName
+    rule: str
+    reason: FinalReason
+    stage: str
+    holds: Callable[[float, float], bool]
+
+
+GATES: tuple[Gate, ...] = (
+    Gate("relevance", "value > limit", "low_relevance", "relevance_gate", operator.gt),
+    Gate("redundancy", "value < limit", "too_redundant", "overlap_gate", operator.lt),
+    Gate("section_budget", "value <= limit", "section_budget_exceeded", "section_budget_gate", operator.le),
+    Gate("global_budget", "value <= limit", "budget_exceeded", "budget_gate", operator.le),
+    Gate("max_chunks", "value < limit", "max_chunks", "max_chunks_gate", operator.lt),
 )
+GATE_BY_NAME: dict[GateName, Gate] = {gate.name: gate for gate in GATES}
+GATE_ORDER: tuple[GateName, ...] = tuple(gate.name for gate in GATES)
+GATE_STAGES: dict[GateName, str] = {gate.name: gate.stage for gate in GATES}
+GATE_RULES: dict[GateName, str] = {gate.name: gate.rule for gate in GATES}
+GATE_REASONS: dict[GateName, FinalReason] = {gate.name: gate.reason for gate in GATES}
+_RULES: dict[str, Callable[[float, float], bool]] = {gate.rule: gate.holds for gate in GATES}
 
-# The trace ``stage`` that names each gate when it decides a rejection.
-GATE_STAGES: dict[GateName, str] = {
-    "relevance": "relevance_gate",
-    "redundancy": "overlap_gate",
-    "section_budget": "section_budget_gate",
-    "global_budget": "budget_gate",
-    "max_chunks": "max_chunks_gate",
-}
+
+class GateResults(NamedTuple):
+    """Every gate's verdict on one candidate, by name, in gate order."""
+
+    relevance: GateResult
+    redundancy: GateResult
+    section_budget: GateResult
+    global_budget: GateResult
+    max_chunks: GateResult
+
+    @property
+    def reason(self) -> FinalReason:
+        """The first failing gate's reason, else ``passed_all_gates``."""
+        return reason_of(self)
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self)
+
+
+# A gate's measurement: (value, limit).
+Check = tuple[float, float]
+
+
+class Verdicts:
+    """The gate results of one run, each distinct verdict built once and shared.
+
+    Gate results are immutable values and most repeat within a run (the same
+    chunk size against the same remaining budget, the same chunk count).
+    """
+
+    def __init__(self, enabled: Mapping[GateName, bool]) -> None:
+        self.enabled = {gate.name: enabled.get(gate.name, True) for gate in GATES}
+        self._shared: dict[tuple[GateName, float, float], GateResult] = {}
+
+    def result(self, gate: GateName, value: float, limit: float) -> GateResult:
+        key = (gate, value, limit)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
+        return found
+
+
+def run_gates(
+    verdicts: Verdicts,
+    *,
+    relevance: Check,
+    redundancy: Check,
+    section_budget: Check,
+    global_budget: Check,
+    max_chunks: Check,
+) -> GateResults:
+    """Every gate of the table on one candidate's measurements, by name."""
+    result = verdicts.result
+    return GateResults(
+        result("relevance", *relevance),
+        result("redundancy", *redundancy),
+        result("section_budget", *section_budget),
+        result("global_budget", *global_budget),
+        result("max_chunks", *max_chunks),
+    )
 
 
 def rule_holds(rule: str, value: float, limit: float) -> bool:
     """Evaluate one of the gate rules (``value > limit``, ``value < limit``, ``value <= limit``)."""
-    if rule == "value > limit":
-        return value > limit
-    if rule == "value < limit":
-        return value < limit
-    if rule == "value <= limit":
-        return value <= limit
-    raise ValueError(f"unknown gate rule {rule!r}")
-
-
-# The comparison each gate needs to hold to pass.
-GATE_RULES: dict[GateName, str] = {
-    "relevance": "value > limit",
-    "redundancy": "value < limit",
-    "section_budget": "value <= limit",
-    "global_budget": "value <= limit",
-    "max_chunks": "value < limit",
-}
+    holds = _RULES.get(rule)
+    if holds is None:
+        raise ValueError(f"unknown gate rule {rule!r}")
+    return holds(value, limit)
 
 
 def gate_result(gate: GateName, value: float, limit: float, *, enabled: bool = True) -> GateResult:
     """One gate's verdict: ``passed`` when its rule holds (always, when the gate is switched off)."""
-    rule = GATE_RULES[gate]
-    passed = rule_holds(rule, value, limit) if enabled else True
+    row = GATE_BY_NAME[gate]
+    passed = row.holds(value, limit) if enabled else True
     # Every value is typed by the signature: built without validation (see ``_Record.trusted``).
     return GateResult.trusted(
-        {"gate": gate, "passed": passed, "value": value, "limit": limit, "rule": rule, "enabled": enabled}
+        {"gate": gate, "passed": passed, "value": value, "limit": limit, "rule": row.rule, "enabled": enabled}
     )
-
-
-def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
-    """eq. 12: the share of the chunk's words already in the bubble (0 for a chunk with no words)."""
-    if not words:
-        return 0.0
-    return len(words.intersection(bubble_words)) / len(words)
 
 
 def relevance_gate(score: float, min_score: float) -> GateResult:
@@ -107,3 +166,57 @@ def reason_of(results: Sequence[GateResult]) -> FinalReason:
     """The final reason the gate results give: the first failure's, else ``passed_all_gates``."""
     failed = first_failure(results)
     return "passed_all_gates" if failed is None else GATE_REASONS[failed.gate]
+
+
+def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
+    """eq. 12: the share of the chunk's words already in the bubble (0 for a chunk with no words)."""
+    if not words:
+        return 0.0
+    return len(words.intersection(bubble_words)) / len(words)
+
+
+def query_word_test(terms: Iterable[str]) -> Callable[[str], bool]:
+    """Is a chunk word one the query asks about (itself, or its analysed form, is one of ``terms``)?"""
+    asked_terms = frozenset(terms)
+
+    def asked(word: str) -> bool:
+        if word in asked_terms:
+            return True
+        if word.isascii() and word.isalnum():  # one standard token: ``analyze`` is its stem
+            lower = word.lower()
+            return lower not in ENGLISH_STOP_WORDS and stem(lower) in asked_terms
+        return any(t in asked_terms for t in analyze(word))
+
+    return asked
+
+
+class Redundancy:
+    """What the redundancy gate measures a chunk's words against, as the bubble grows.
+
+    ``bubble`` (the paper's eq. 12): the share of the chunk's words anywhere in
+    the bubble. ``chunk``: the share of its words found in the one most similar
+    chunk of the bubble, leaving out the words the query asks about (every
+    relevant chunk holds those, so sharing them is not redundancy). Only the
+    admitted chunks' words are tested against the query, once each.
+    """
+
+    def __init__(self, mode: Literal["bubble", "chunk"], query_terms: Iterable[str] = ()) -> None:
+        self.mode = mode
+        self._asked = query_word_test(query_terms) if mode == "chunk" else None
+        self._union: set[str] = set()
+        self._chosen: list[frozenset[str]] = []
+
+    def overlap(self, words: frozenset[str]) -> float:
+        if not words:
+            return 0.0
+        if self._asked is None:
+            return len(words.intersection(self._union)) / len(words)
+        shared = max((len(words.intersection(other)) for other in self._chosen), default=0)
+        return shared / len(words)
+
+    def admit(self, words: frozenset[str]) -> None:
+        if self._asked is None:
+            self._union.update(words)
+        else:
+            asked = self._asked
+            self._chosen.append(frozenset(w for w in words if not asked(w)))

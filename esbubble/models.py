@@ -26,14 +26,6 @@ FinalReason = Literal[
     "replaced",
     "expanded_into",
 ]
-# The reason a gate gives when it fails, in gate order (the first failing gate wins).
-GATE_REASONS: dict[GateName, FinalReason] = {
-    "relevance": "low_relevance",
-    "redundancy": "too_redundant",
-    "section_budget": "section_budget_exceeded",
-    "global_budget": "budget_exceeded",
-    "max_chunks": "max_chunks",
-}
 REJECTION_REASONS: tuple[FinalReason, ...] = (
     "too_redundant",
     "budget_exceeded",

@@ -19,30 +19,15 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from esbubble.budget import Budget, bucket_of
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.expand import bucket_of, budget_state
-from esbubble.gates import (
-    global_budget_gate,
-    max_chunks_gate,
-    overlap,
-    redundancy_gate,
-    relevance_gate,
-    section_budget_gate,
-)
-from esbubble.models import (
-    Bubble,
-    Candidate,
-    Chunk,
-    GateResult,
-    ReplacementEvent,
-    SelectedChunk,
-    StepDetails,
-    TraceRecord,
-)
+from esbubble.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
+from esbubble.models import Bubble, Candidate, Chunk, ReplacementEvent, SelectedChunk, TraceRecord
 from esbubble.relevance import TermStats
-from esbubble.score import ScoredCandidate, contains_phrase, score_one
-from esbubble.select import trace_id
+from esbubble.score import ScoredCandidate, Scorer, chunk_words, contains_phrase, query_facets_of, scorer_for
+from esbubble.select import gate_switches, relevance_value
 from esbubble.text import query_terms, tokenize, word_set
+from esbubble.trace import Decision, RunContext, trace_record
 from esbubble.variants import VARIANTS
 
 
@@ -145,95 +130,74 @@ def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config
     )
 
 
-def _score(chunk: Chunk, bubble: Bubble, config: BubbleConfig) -> ScoredCandidate:
-    """eq. 5–8 for a newcomer, with the bubble's own θ and term statistics (so its score is comparable)."""
-    stats = TermStats.from_json(bubble.term_stats) if bubble.term_stats is not None else None
-    return score_one(
-        bubble.query,
-        Candidate(chunk=chunk),
-        config,
-        use_priors=VARIANTS[bubble.variant].priors,
-        theta=bubble.theta or 1.0,
-        stats=stats,
-    )
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """The bubble's own decision rules, for a newcomer: its scoring (θ and term statistics of the
+    bubble, so scores compare), the gate table with the variant's switches, and selection's
+    redundancy rule (the overlap mode of the profile, query words left out under ``chunk``)."""
 
+    bubble: Bubble
+    config: BubbleConfig
+    scorer: Scorer | None
+    verdicts: Verdicts
+    run: RunContext
+    asked: frozenset[str]
 
-def _swap_gates(
-    newcomer: Chunk, victim: Chunk, rest: Sequence[Chunk], bubble: Bubble, config: BubbleConfig
-) -> list[GateResult]:
-    """The bubble's gates for ``newcomer`` entering in ``victim``'s place."""
-    switches = VARIANTS[bubble.variant]
-    state = budget_state(bubble, rest, config)
-    bucket = bucket_of(newcomer, config)
-    cap = state.caps.get(bucket, 0 if state.closed_to_new else None)
-    victim_bucket_tokens = victim.token_count if bucket_of(victim, config) == bucket else 0
-    if cap is not None:
-        bucket_before = state.bucket_used.get(bucket, 0) + victim_bucket_tokens
-        bucket_left = float(max(cap, bucket_before) - state.bucket_used.get(bucket, 0))
-    else:
-        bucket_left = float(bubble.budget)
-    rest_words: set[str] = set().union(*(word_set(c.compare_text, config.bubble.stop_words) for c in rest))
-    # Never grow the token total: the newcomer may spend at most what the victim frees.
-    tokens_left = float(min(bubble.budget - state.used, victim.token_count))
-    return [
-        relevance_gate(_score(newcomer, bubble, config).score_final, config.bubble.min_score),
-        redundancy_gate(
-            overlap(word_set(newcomer.compare_text, config.bubble.stop_words), rest_words),
-            bubble.delta,
-            enabled=switches.redundancy,
-        ),
-        section_budget_gate(newcomer.token_count, bucket_left, enabled=switches.section_budgets),
-        global_budget_gate(newcomer.token_count, tokens_left),
-        max_chunks_gate(len(rest), config.bubble.max_chunks),
-    ]
+    @classmethod
+    def of(cls, bubble: Bubble, config: BubbleConfig) -> _Rules:
+        stats = TermStats.from_json(bubble.term_stats) if bubble.term_stats is not None else None
+        switches = VARIANTS[bubble.variant]
+        return cls(
+            bubble=bubble,
+            config=config,
+            scorer=cls._scorer(bubble, config, stats, None)
+            if stats or config.bubble.relevance == "tf"
+            else None,
+            verdicts=Verdicts(gate_switches(switches)),
+            run=RunContext(
+                run_id=bubble.run_id,
+                now=bubble.trace[0].timestamp,
+                query_digest=bubble.query_hash,
+                variant=bubble.variant,
+                delta=bubble.delta,
+                batch_id=bubble.batch_id,
+            ),
+            asked=frozenset(term for facet in query_facets_of(bubble.query, config) for term in facet.terms),
+        )
 
+    @staticmethod
+    def _scorer(
+        bubble: Bubble, config: BubbleConfig, stats: TermStats | None, first: Candidate | None
+    ) -> Scorer:
+        use_priors = VARIANTS[bubble.variant].priors
+        return scorer_for(
+            bubble.query, config, use_priors=use_priors, theta=bubble.theta or 1.0, stats=stats, first=first
+        )
 
-def _newcomer_record(
-    candidate: Candidate, bubble: Bubble, config: BubbleConfig, *, rank: int, order: int, details: StepDetails
-) -> TraceRecord:
-    chunk = candidate.chunk
-    scores = _score(chunk, bubble, config)
-    now = bubble.trace[0].timestamp if bubble.trace else None
-    return TraceRecord.model_validate(
-        {
-            "trace_id": trace_id(bubble.run_id, chunk.chunk_id),
-            "run_id": bubble.run_id,
-            "batch_id": bubble.batch_id,
-            "@timestamp": now,
-            "query_hash": bubble.query_hash,
-            "variant": bubble.variant,
-            "rank": rank,
-            "chunk_id": chunk.chunk_id,
-            "doc_id": chunk.doc_id,
-            "section": chunk.section,
-            "sheet_name": chunk.sheet_name,
-            "bucket": bucket_of(chunk, config),
-            "row_number": chunk.row_number,
-            "page": chunk.page,
-            "token_count": chunk.token_count,
-            "tf": scores.tf,
-            "relevance": scores.relevance,
-            "boost": scores.boost,
-            "len_penalty": scores.len_penalty,
-            "score_raw": scores.score_raw,
-            "score_final": scores.score_final,
-            "gain": scores.score_final,
-            "facets": [],
-            "facets_new": [],
-            "es_score": candidate.es_score,
-            "es_rank": candidate.es_rank,
-            "overlap": details.gates[1].value,
-            "threshold": bubble.delta,
-            "budget_remaining": details.gates[3].limit,
-            "bucket_remaining": details.gates[2].limit,
-            "stage": "repair",
-            "step_decision": "pass",
-            "final_decision": "selected",
-            "final_reason": "passed_all_gates",
-            "selection_order": order,
-            "step_details": details,
-        }
-    )
+    def score(self, candidate: Candidate) -> ScoredCandidate:
+        """eq. 5–8 for a newcomer, as selection scored the bubble's own candidates."""
+        scorer = self.scorer or self._scorer(self.bubble, self.config, None, candidate)
+        return scorer.score(candidate)
+
+    def swap_gates(self, newcomer: ScoredCandidate, victim: Chunk, rest: Sequence[Chunk]) -> GateResults:
+        """Every gate of the table for ``newcomer`` entering in ``victim``'s place."""
+        bubble, params = self.bubble, self.config.bubble
+        budget = Budget.after(bubble, rest, self.config)
+        freed = victim.token_count if bucket_of(victim, self.config) == newcomer.bucket else 0
+        stops = frozenset(params.stop_words)
+        redundancy = Redundancy(params.overlap_mode, self.asked)
+        for chunk in rest:
+            redundancy.admit(chunk_words(chunk, stops))
+        tokens = float(newcomer.tokens)
+        return run_gates(
+            self.verdicts,
+            relevance=(relevance_value(newcomer, params), params.min_score),
+            redundancy=(redundancy.overlap(newcomer.words), bubble.delta),
+            section_budget=(tokens, budget.swap_room(newcomer.bucket, freed)),
+            # Never grow the token total: the newcomer may spend at most what the victim frees.
+            global_budget=(tokens, float(min(budget.remaining(), victim.token_count))),
+            max_chunks=(float(len(rest)), float(params.max_chunks)),
+        )
 
 
 def _pool(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -250,9 +214,9 @@ def _pool(candidates: Sequence[Candidate]) -> list[Candidate]:
 class _Swap:
     victim: SelectedChunk
     victim_utility: Utility
-    newcomer: Candidate
+    newcomer: ScoredCandidate
     newcomer_utility: Utility
-    gates: list[GateResult]
+    gates: GateResults
 
 
 @dataclass
@@ -261,6 +225,7 @@ class _RepairState:
 
     bubble: Bubble
     config: BubbleConfig
+    rules: _Rules
     facets: list[Facet]
     selected: list[SelectedChunk]
     records: dict[str, TraceRecord]
@@ -307,9 +272,10 @@ class _RepairState:
         for newcomer_utility, candidate in ranked:
             if newcomer_utility.utility <= victim_utility.utility + self.config.repair.epsilon:
                 return None
-            gates = _swap_gates(candidate.chunk, victim.chunk, rest, self.bubble, self.config)
-            if all(g.passed for g in gates):
-                return _Swap(victim, victim_utility, candidate, newcomer_utility, gates)
+            scored = self.rules.score(candidate)
+            gates = self.rules.swap_gates(scored, victim.chunk, rest)
+            if gates.passed:
+                return _Swap(victim, victim_utility, scored, newcomer_utility, gates)
         return None
 
     def apply(self, swap: _Swap, loop: int) -> ReplacementEvent:
@@ -318,34 +284,53 @@ class _RepairState:
         victim_id, candidate = swap.victim.chunk.chunk_id, swap.newcomer
         event = ReplacementEvent(
             victim_chunk_id=victim_id,
-            newcomer_chunk_id=candidate.chunk.chunk_id,
+            newcomer_chunk_id=candidate.chunk_id,
             victim_utility=swap.victim_utility.utility,
             newcomer_utility=swap.newcomer_utility.utility,
             margin=config.repair.epsilon,
             loop=loop,
         )
         self.evicted.add(victim_id)
-        self.inserted_at[candidate.chunk.chunk_id] = loop
+        self.inserted_at[candidate.chunk_id] = loop
         order = max(s.selection_order for s in self.selected) + 1
         parts = f"newcomer {swap.newcomer_utility.model_dump()}, victim {swap.victim_utility.model_dump()}"
-        details = StepDetails(gates=swap.gates, replacement=event, notes=[f"repair loop {loop}: {parts}"])
-        known = self.records.get(candidate.chunk.chunk_id)
+        known = self.records.get(candidate.chunk_id)
         rank = known.rank if known is not None else len(bubble.trace) + len(self.extra_records) + 1
-        scores = _score(candidate.chunk, bubble, config)
+        scores = candidate
+        gates = swap.gates
         entrant = SelectedChunk(
             rank=rank,
             selection_order=order,
-            chunk=candidate.chunk,
+            chunk=candidate.candidate.chunk,
             tf=scores.tf,
             relevance=scores.relevance,
             boost=scores.boost,
             len_penalty=scores.len_penalty,
             score=scores.score_final,
-            es_score=candidate.es_score,
-            overlap=swap.gates[1].value,
+            es_score=candidate.candidate.es_score,
+            overlap=gates.redundancy.value,
         )
         self.selected = [s for s in self.selected if s is not swap.victim] + [entrant]
-        record = _newcomer_record(candidate, bubble, config, rank=rank, order=order, details=details)
+        decision = Decision(
+            # The newcomer's record lists no facet or term matches: repair's facets are lexical, not
+            # the scoring facets (the record says which gap it closed in its notes).
+            scored=candidate._replace(matches=()),
+            rank=rank,
+            gates=gates,
+            overlap=gates.redundancy.value,
+            budget_remaining=gates.global_budget.limit,
+            bucket_remaining=gates.section_budget.limit,
+            selection_order=order,
+            final_reason="passed_all_gates",
+            gain=candidate.score_final,
+        )
+        record = trace_record(
+            decision,
+            self.rules.run,
+            stage="repair",
+            replacement=event,
+            notes=[f"repair loop {loop}: {parts}"],
+        )
         if known is not None:
             record = record.model_copy(update={"es_rank": known.es_rank})
         else:
@@ -370,6 +355,7 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
     state = _RepairState(
         bubble=bubble,
         config=config,
+        rules=_Rules.of(bubble, config),
         facets=facets,
         selected=sorted(bubble.selected, key=lambda s: s.selection_order),
         records={r.chunk_id: r for r in bubble.trace},

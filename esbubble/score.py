@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from esbubble.analysis import analyze, analyzed_counts
+from esbubble.analysis import analyzed_counts
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.models import Candidate, Chunk
 from esbubble.relevance import (
@@ -50,8 +50,6 @@ class ScoredCandidate(NamedTuple):
     words: frozenset[str]
     facet_weights: tuple[float, ...]
     matches: tuple[TermWeight, ...] = ()
-    # ``words`` less those the query asks about: what overlap = "chunk" compares (set once per candidate)
-    novel: frozenset[str] | None = None
 
     @property
     def chunk_id(self) -> str:
@@ -191,23 +189,19 @@ class Scoring:
     stats: TermStats | None
 
 
-def _query_word_test(facets: Sequence[Facet]) -> Callable[[str], bool]:
-    """Is a chunk word one the query asks about (its analysed form, or itself, is a facet term)?
+def chunk_words(chunk: Chunk, stops: frozenset[str]) -> frozenset[str]:
+    """``words(x)``: the distinct compare tokens of a chunk less the stop words (the redundancy gate's)."""
+    return frozenset(chunk_terms(chunk)[1]).difference(stops)
 
-    Every relevant chunk holds the query's words, so sharing them with a
-    selected chunk does not make a chunk redundant: under ``overlap = "chunk"``
-    they count in a chunk's words but never as overlap.
-    """
-    terms = frozenset(term for facet in facets for term in facet.terms)
 
-    def asked(word: str) -> bool:
-        return word in terms or any(t in terms for t in analyze(word))
-
-    return asked
+def query_facets_of(query: str, config: BubbleConfig) -> tuple[Facet, ...]:
+    """The query's facets under the profile: its relevance mode and ``[repair.facets]`` groups."""
+    groups = {name: tuple(members) for name, members in config.repair.facets.items()}
+    return query_facets(query, config.bubble.stop_words, groups, analysed=config.bubble.relevance == "bm25")
 
 
 @dataclass(frozen=True, slots=True)
-class _Query:
+class Scorer:
     """Everything about the query and profile that scoring one candidate needs, prepared once per run."""
 
     config: BubbleConfig
@@ -218,25 +212,26 @@ class _Query:
     stats: TermStats | None
     theta: float
     use_priors: bool
-    query_words: Callable[[str], bool] | None
+
+    @property
+    def facet_terms(self) -> frozenset[str]:
+        """Every term of every facet: the words the query asks about."""
+        return frozenset(term for facet in self.facets for term in facet.terms)
 
     @classmethod
     def prepare(
         cls, query: str, config: BubbleConfig, *, use_priors: bool, stats: TermStats | None, theta: float
-    ) -> _Query:
+    ) -> Scorer:
         params = config.bubble
-        groups = {name: tuple(members) for name, members in config.repair.facets.items()}
-        facets = query_facets(query, params.stop_words, groups, analysed=params.relevance == "bm25")
         return cls(
             config=config,
-            facets=facets,
+            facets=query_facets_of(query, config),
             paper_terms=query_terms(query, params.stop_words),
             keywords=prepare_keywords(config.priors.keywords),
             stops=frozenset(params.stop_words),
             stats=stats,
             theta=theta,
             use_priors=use_priors,
-            query_words=_query_word_test(facets) if params.overlap_mode == "chunk" else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -270,9 +265,8 @@ class _Query:
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=self.stats is not None)
         words = frozenset(compare).difference(self.stops)
-        novel = frozenset(w for w in words if not self.query_words(w)) if self.query_words else None
         return ScoredCandidate(
-            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, novel
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
         )
 
 
@@ -298,8 +292,8 @@ def score_candidates(
     if config.bubble.relevance == "tf":
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
-    prepared = _Query.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
-    scored = [prepared.score(candidate) for candidate in candidates]
+    prepared = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
+    scored = list(map(prepared.score, candidates))
     scored.sort(key=score_order_key)
     return Scoring(scored=scored, facets=prepared.facets, stats=stats)
 
@@ -313,10 +307,25 @@ def score_one(
     theta: float,
     stats: TermStats | None,
 ) -> ScoredCandidate:
-    """Score one candidate as ``score_candidates`` would within a run whose θ and statistics are given
-    (repair scores a newcomer against the bubble it joins)."""
+    """Score one candidate as ``score_candidates`` would within a run whose θ and statistics are given."""
+    return scorer_for(query, config, use_priors=use_priors, theta=theta, stats=stats, first=candidate).score(
+        candidate
+    )
+
+
+def scorer_for(
+    query: str,
+    config: BubbleConfig,
+    *,
+    use_priors: bool,
+    theta: float,
+    stats: TermStats | None,
+    first: Candidate | None = None,
+) -> Scorer:
+    """The scorer of a run whose θ and statistics are given (repair scores newcomers against the bubble
+    they join); under bm25 without statistics, ``first``'s own terms stand in for them."""
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
-        stats = stats_from_candidates([chunk_stems(candidate.chunk)])
-    return _Query.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta).score(candidate)
+        stats = stats_from_candidates([chunk_stems(first.chunk)] if first is not None else [])
+    return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)

@@ -1,4 +1,4 @@
-"""Greedy selection under the gates, the slack policies, and the trace records.
+"""Greedy selection under the gates and the slack policies.
 
 Every candidate is decided once. Under ``selection = "score"`` (the paper)
 candidates are considered in descending score, ties by chunk_id. Under
@@ -17,60 +17,21 @@ nothing is re-considered.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import hmac
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal
 
+from esbubble.budget import Budget, bucket_caps
 from esbubble.config import BubbleParams
-from esbubble.gates import GATE_STAGES, gate_result, overlap, reason_of
-from esbubble.models import (
-    GATE_REASONS,
-    FinalReason,
-    GateName,
-    GateResult,
-    StepDetails,
-    TermMatch,
-    TraceRecord,
-    Variant,
-)
+from esbubble.gates import Redundancy, Verdicts, run_gates
+from esbubble.models import GateName
 from esbubble.relevance import Facet
 from esbubble.score import ScoredCandidate, combine
+from esbubble.trace import Decision
 from esbubble.variants import VariantSwitches
 
-# Shares are floats; ρ_b·T_B is rounded down to whole tokens after this tolerance,
-# so 0.6 · 1000 is 600 even when the float product is 599.9999999.
-_SHARE_EPSILON = 1e-9
-
-
-class Decision(NamedTuple):
-    """What selection decided about one candidate, with the numbers at decision time.
-
-    Like ``ScoredCandidate``, an immutable intermediate on the hot path (a
-    named tuple: the cheapest immutable value to build); the record that
-    leaves the core is the ``TraceRecord``.
-    """
-
-    scored: ScoredCandidate
-    rank: int
-    gates: list[GateResult]
-    overlap: float
-    budget_remaining: float
-    bucket_remaining: float
-    selection_order: int | None
-    final_reason: FinalReason
-    second_pass: Sequence[GateResult] = ()
-    pool_remaining: float | None = None
-    gain: float = 0.0
-    covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
-
-    @property
-    def selected(self) -> bool:
-        return self.selection_order is not None
+__all__ = ["Decision", "Selection", "bucket_caps", "relevance_demand", "resolve_shares", "select"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,97 +101,6 @@ def relevance_demand(
             left -= candidate.tokens
             coverage.admit(candidate)
     return demand
-
-
-def bucket_caps(shares: Mapping[str, float], budget: int) -> dict[str, int]:
-    """ρ_b·T_B in whole tokens (token counts are integers, so rounding down changes no verdict)."""
-    return {bucket: math.floor(share * budget + _SHARE_EPSILON) for bucket, share in sorted(shares.items())}
-
-
-@dataclass
-class _BubbleState:
-    """The growing bubble: spent tokens, per-bucket spend, the union of words(B) and each chunk's words."""
-
-    budget: int
-    caps: dict[str, int]
-    spent: int = 0
-    count: int = 0
-    bucket_spent: dict[str, int] = field(default_factory=dict)
-    words: set[str] = field(default_factory=set)
-    chosen: list[frozenset[str]] = field(default_factory=list)
-
-    def budget_remaining(self) -> float:
-        return float(self.budget - self.spent)
-
-    def bucket_remaining(self, bucket: str) -> float:
-        return float(self.caps.get(bucket, 0) - self.bucket_spent.get(bucket, 0))
-
-    def bucket_limit(self, scored: ScoredCandidate) -> float:
-        return self.bucket_remaining(scored.bucket)
-
-    def admit(self, scored: ScoredCandidate) -> int:
-        self.spent += scored.tokens
-        self.bucket_spent[scored.bucket] = self.bucket_spent.get(scored.bucket, 0) + scored.tokens
-        self.words.update(scored.words)
-        self.chosen.append(scored.words)
-        self.count += 1
-        return self.count
-
-
-class _Gates:
-    """The five gates of one run, in gate order.
-
-    Gate results are immutable values and most repeat within a run (the same
-    overlap, the same chunk size against the same remaining budget, the same
-    chunk count), so each distinct verdict is built once and shared. Verdicts
-    on the candidate's own values (its score, its overlap) repeat less often.
-    """
-
-    def __init__(self, params: BubbleParams, switches: VariantSwitches) -> None:
-        self.params = params
-        self.enabled: dict[GateName, bool] = {
-            "relevance": switches.relevance_gate,
-            "redundancy": switches.redundancy,
-            "section_budget": switches.section_budgets,
-            "global_budget": True,
-            "max_chunks": switches.max_chunks,
-        }
-        self.verdicts: dict[tuple[GateName, float, float], GateResult] = {}
-
-    def _shared(self, gate: GateName, value: float, limit: float) -> GateResult:
-        key = (gate, value, limit)
-        found = self.verdicts.get(key)
-        if found is None:
-            found = self.verdicts[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
-        return found
-
-    def relevance_value(self, scored: ScoredCandidate) -> float:
-        """What the relevance gate measures: the score, or under bm25 without ``fill_with_priors`` the
-        relevance alone — a chunk that matches no query facet cannot enter on its prior."""
-        params = self.params
-        if params.relevance == "bm25" and not params.fill_with_priors:
-            return scored.relevance
-        return scored.score_final
-
-    def run(
-        self, scored: ScoredCandidate, state: _BubbleState, section_limit: float
-    ) -> tuple[list[GateResult], float, FinalReason]:
-        """Every gate's result for ``scored`` now, the overlap, and the final reason (first failure wins)."""
-        params = self.params
-        if scored.novel is not None:  # overlap = "chunk": shared query words are not overlap
-            shared = max((len(scored.novel.intersection(words)) for words in state.chosen), default=0)
-            value = shared / len(scored.words) if scored.words else 0.0
-        else:
-            value = overlap(scored.words, state.words)
-        tokens = float(scored.tokens)
-        gates = [
-            self._shared("relevance", self.relevance_value(scored), params.min_score),
-            self._shared("redundancy", value, params.overlap_threshold),
-            self._shared("section_budget", tokens, section_limit),
-            self._shared("global_budget", tokens, state.budget_remaining()),
-            self._shared("max_chunks", float(state.count), float(params.max_chunks)),
-        ]
-        return gates, value, reason_of(gates)
 
 
 class _Coverage:
@@ -304,6 +174,68 @@ def _gain_order(
 Order = Callable[[Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCandidate, float]]]
 
 
+def relevance_value(scored: ScoredCandidate, params: BubbleParams) -> float:
+    """What the relevance gate measures: the score, or under bm25 without ``fill_with_priors`` the
+    relevance alone — a chunk that matches no query facet cannot enter on its prior."""
+    if params.relevance == "bm25" and not params.fill_with_priors:
+        return scored.relevance
+    return scored.score_final
+
+
+def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
+    """Which gates of the table a variant runs (the global budget always)."""
+    return {
+        "relevance": switches.relevance_gate,
+        "redundancy": switches.redundancy,
+        "section_budget": switches.section_budgets,
+        "global_budget": True,
+        "max_chunks": switches.max_chunks,
+    }
+
+
+@dataclass(slots=True)
+class Bubbling:
+    """The growing bubble every decision is made against: its budget, its words, its params."""
+
+    params: BubbleParams
+    budget: Budget
+    redundancy: Redundancy
+    verdicts: Verdicts
+
+    def decide(self, scored: ScoredCandidate, *, section_limit: float, rank: int, gain: float) -> Decision:
+        """Every gate on ``scored`` now; admitted into the bubble when all pass (first failure wins)."""
+        budget = self.budget
+        params = self.params
+        value = self.redundancy.overlap(scored.words)
+        tokens = float(scored.tokens)
+        budget_left = budget.remaining()
+        bucket_left = budget.bucket_remaining(scored.bucket)
+        gates = run_gates(
+            self.verdicts,
+            relevance=(relevance_value(scored, params), params.min_score),
+            redundancy=(value, params.overlap_threshold),
+            section_budget=(tokens, section_limit),
+            global_budget=(tokens, budget_left),
+            max_chunks=(float(budget.count), float(params.max_chunks)),
+        )
+        reason = gates.reason
+        order = None
+        if reason == "passed_all_gates":
+            order = budget.spend(scored.bucket, scored.tokens)
+            self.redundancy.admit(scored.words)
+        return Decision(
+            scored=scored,
+            rank=rank,
+            gates=gates,
+            overlap=value,
+            budget_remaining=budget_left,
+            bucket_remaining=bucket_left,
+            selection_order=order,
+            final_reason=reason,
+            gain=gain,
+        )
+
+
 def select(
     scored: Sequence[ScoredCandidate],
     params: BubbleParams,
@@ -322,69 +254,45 @@ def select(
     mass = relevance_demand(scored, params, order, len(facets)) if needs_demand else None
     resolved = resolve_shares(present, shares, mass, params.share_floor, mode=mode)
     caps = bucket_caps(resolved, params.token_budget)
-    state = _BubbleState(budget=params.token_budget, caps=caps)
-    gates = _Gates(params, switches)
+    bubble = Bubbling(
+        params=params,
+        budget=Budget(total=params.token_budget, caps=caps),
+        redundancy=Redundancy(params.overlap_mode, (term for facet in facets for term in facet.terms)),
+        verdicts=Verdicts(gate_switches(switches)),
+    )
     coverage = _Coverage(scored, len(facets), params.covered_weight, multiplicative=bm25)
     decisions = _decide(
-        order(scored, coverage), state=state, gates=gates, coverage=coverage, section_limit=state.bucket_limit
+        order(scored, coverage), bubble, coverage, section_limit=bubble.budget.bucket_remaining
     )
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:
-        pool = sum(max(0, cap - state.bucket_spent.get(bucket, 0)) for bucket, cap in caps.items())
-        decisions = _second_pass(
-            decisions, state=state, gates=gates, coverage=coverage, order=order, pool=pool
-        )
+        pool = bubble.budget.unspent()
+        decisions = _second_pass(decisions, bubble, coverage, order=order, pool=pool)
     return Selection(decisions=decisions, bucket_caps=caps, bucket_shares=resolved, pool=pool)
 
 
 def _decide(
     ordered: Iterator[tuple[ScoredCandidate, float]],
-    *,
-    state: _BubbleState,
-    gates: _Gates,
+    bubble: Bubbling,
     coverage: _Coverage,
-    section_limit: Callable[[ScoredCandidate], float],
+    *,
+    section_limit: Callable[[str], float],
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        bucket_left = state.bucket_remaining(candidate.bucket)
-        budget_left = state.budget_remaining()
         covered = coverage.snapshot()
-        results, value, reason = gates.run(candidate, state, section_limit(candidate))
-        order = None
-        if reason == "passed_all_gates":
-            order = state.admit(candidate)
-            coverage.admit(candidate)
-        decisions.append(
-            Decision(
-                scored=candidate,
-                rank=rank,
-                gates=results,
-                overlap=value,
-                budget_remaining=budget_left,
-                bucket_remaining=bucket_left,
-                selection_order=order,
-                final_reason=reason,
-                gain=gain,
-                covered=covered,
-            )
+        decision = bubble.decide(
+            candidate, section_limit=section_limit(candidate.bucket), rank=rank, gain=gain
         )
+        if decision.selected:
+            coverage.admit(candidate)
+        decisions.append(decision._replace(covered=covered))
     return decisions
 
 
-def _fixed(limit: float) -> Callable[[ScoredCandidate], float]:
-    return lambda _: limit
-
-
 def _second_pass(
-    decisions: list[Decision],
-    *,
-    state: _BubbleState,
-    gates: _Gates,
-    coverage: _Coverage,
-    order: Order,
-    pool: int,
+    decisions: list[Decision], bubble: Bubbling, coverage: _Coverage, *, order: Order, pool: int
 ) -> list[Decision]:
     """global_pool slack: re-consider, in the selection order, the candidates only a bucket budget stopped.
 
@@ -398,14 +306,12 @@ def _second_pass(
     redecided: dict[str, Decision] = {}
     for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
         limit = pool_left
-        [decision] = _decide(
-            iter([(candidate, gain)]),
-            state=state,
-            gates=gates,
-            coverage=coverage,
-            section_limit=_fixed(limit),
+        covered = coverage.snapshot()
+        decision = bubble.decide(
+            candidate, section_limit=limit, rank=first_pass[candidate.chunk_id].rank, gain=gain
         )
         if decision.selected:
+            coverage.admit(candidate)
             pool_left -= candidate.tokens
         redecided[candidate.chunk_id] = first_pass[candidate.chunk_id]._replace(
             second_pass=decision.gates,
@@ -416,125 +322,6 @@ def _second_pass(
             selection_order=decision.selection_order,
             final_reason=decision.final_reason,
             gain=decision.gain,
-            covered=decision.covered,
+            covered=covered,
         )
     return [redecided.get(d.scored.chunk_id, d) for d in decisions]
-
-
-def trace_id(run_id: str, chunk_id: str) -> str:
-    """A derived id, so re-writing a run's trace never duplicates records."""
-    return hashlib.sha256(f"{run_id}\n{chunk_id}".encode()).hexdigest()[:32]
-
-
-def query_hash(query: str, key: bytes | None = None) -> str:
-    """HMAC-SHA256 of the query under the home's key (``esbubble.query_key``) for recorded runs;
-    plain SHA-256 where nothing is stored (``key=None``: evaluation)."""
-    if key is None:
-        return hashlib.sha256(query.encode()).hexdigest()
-    return hmac.new(key, query.encode(), hashlib.sha256).hexdigest()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunContext:
-    """The run-level values every trace record of a run repeats."""
-
-    run_id: str
-    now: datetime
-    query_digest: str
-    variant: Variant
-    delta: float
-    batch_id: str | None = None
-
-
-# The stage named in the trace for each final reason of selection.
-_STAGE_OF: dict[FinalReason, str] = {
-    "passed_all_gates": "selection",
-    **{reason: GATE_STAGES[gate] for gate, reason in GATE_REASONS.items()},
-}
-
-
-def trace_records(
-    decisions: Sequence[Decision], run: RunContext, facets: Sequence[Facet] = ()
-) -> list[TraceRecord]:
-    """One trace record per decision: the paper's Appendix A1 fields plus gate details.
-
-    Every value comes from a validated chunk or candidate, the config, or typed
-    arithmetic, so records are built without validation (``_Record.trusted``):
-    at ~35 fields a record, validating cost more than scoring and selecting.
-    """
-    records: list[TraceRecord] = []
-    for decision in decisions:
-        scored = decision.scored
-        candidate = scored.candidate
-        chunk = candidate.chunk
-        selected = decision.selected
-        matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=True) if weight]
-        coverage = {
-            facet.name: amount for facet, amount in zip(facets, decision.covered, strict=False) if amount
-        }
-        covered = list(coverage)
-        details = StepDetails.trusted(
-            {
-                "gates": decision.gates,
-                "second_pass": list(decision.second_pass),
-                "pool_remaining": decision.pool_remaining,
-                "expansion": [],
-                "replacement": None,
-                "notes": [],
-                "terms": [
-                    TermMatch.trusted(
-                        {
-                            "facet": m.facet,
-                            "term": m.term,
-                            "idf": m.idf,
-                            "tf": m.tf,
-                            "context_tf": m.context_tf,
-                            "weight": m.weight,
-                        }
-                    )
-                    for m in scored.matches
-                ],
-                "covered": covered,
-                "coverage": coverage,
-            }
-        )
-        record = {
-            "trace_id": trace_id(run.run_id, chunk.chunk_id),
-            "run_id": run.run_id,
-            "batch_id": run.batch_id,
-            "timestamp": run.now,
-            "query_hash": run.query_digest,
-            "variant": run.variant,
-            "rank": decision.rank,
-            "chunk_id": chunk.chunk_id,
-            "doc_id": chunk.doc_id,
-            "section": chunk.section,
-            "sheet_name": chunk.sheet_name,
-            "bucket": scored.bucket,
-            "row_number": chunk.row_number,
-            "page": chunk.page,
-            "token_count": chunk.token_count,
-            "tf": scored.tf,
-            "relevance": scored.relevance,
-            "boost": scored.boost,
-            "len_penalty": scored.len_penalty,
-            "score_raw": scored.score_raw,
-            "score_final": scored.score_final,
-            "gain": decision.gain,
-            "facets": matched,
-            "facets_new": [name for name in matched if name not in covered],
-            "es_score": candidate.es_score,
-            "es_rank": candidate.es_rank,
-            "overlap": decision.overlap,
-            "threshold": run.delta,
-            "budget_remaining": decision.budget_remaining,
-            "bucket_remaining": decision.bucket_remaining,
-            "stage": _STAGE_OF[decision.final_reason],
-            "step_decision": "pass" if selected else "fail",
-            "final_decision": "selected" if selected else "rejected",
-            "final_reason": decision.final_reason,
-            "selection_order": decision.selection_order,
-            "step_details": details,
-        }
-        records.append(TraceRecord.trusted(record))
-    return records

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from esbubble.models import Bubble, Chunk, SelectedChunk, SourceType, StepDetails, TraceRecord
-from esbubble.select import query_hash
+from esbubble.trace import query_hash
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

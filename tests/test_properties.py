@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from esbubble.analysis import analyze
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.models import GATE_REASONS, Bubble, Candidate, Chunk, GateResult, TraceRecord
+from esbubble.gates import GATE_REASONS
+from esbubble.models import Bubble, Candidate, Chunk, GateResult, TraceRecord
 from esbubble.text import word_set
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

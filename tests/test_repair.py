@@ -9,16 +9,23 @@ from hypothesis import strategies as st
 
 from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.gates import overlap
+from esbubble.gates import Redundancy, overlap
 from esbubble.models import Bubble, Candidate, Chunk
 from esbubble.repair import facets_of, micro_queries, micro_query_config, plan_repair, uncovered
+from esbubble.score import query_facets_of
 from esbubble.text import word_set
 
 
-def repair_config(**repair: object) -> BubbleConfig:
+def repair_config(overlap: str = "auto", **repair: object) -> BubbleConfig:
     return parse_config(
         {
-            "bubble": {"token_budget": 40, "max_chunks": 3, "length_norm": 10.0, "overlap_threshold": 0.9},
+            "bubble": {
+                "token_budget": 40,
+                "max_chunks": 3,
+                "length_norm": 10.0,
+                "overlap_threshold": 0.9,
+                "overlap": overlap,
+            },
             "repair": {"enabled": True, **repair},
         }
     )
@@ -95,13 +102,35 @@ def test_hysteresis_margin_blocks_a_marginal_swap() -> None:
     assert result.events == []
 
 
+ECHO = make_chunk(
+    "memo", 1, text="steel beam grade S355 price 120 per metre welding surcharge delivery", tokens=9
+)
+
+
 def test_redundancy_gate_blocks_a_newcomer_that_repeats_the_bubble() -> None:
-    config = repair_config()
-    echo = make_chunk(
-        "memo", 1, text="steel beam grade S355 price 120 per metre welding surcharge delivery", tokens=9
-    )
-    result = plan_repair(base_bubble(config), candidates([echo]), config)
+    config = repair_config(overlap="bubble")  # eq. 12: its words are all somewhere in the bubble
+    result = plan_repair(base_bubble(config), candidates([ECHO]), config)
     assert result.events == []
+
+
+def test_repair_measures_redundancy_by_the_rule_selection_uses() -> None:
+    """Under overlap = "chunk" (the bm25 default) the newcomer is compared with the most similar chunk
+    of the bubble, query words left out, as selection compares its candidates: a chunk that only
+    repeats words spread over several chunks is not redundant, in repair as in selection."""
+    config = repair_config()
+    assert config.bubble.overlap_mode == "chunk"
+    result = plan_repair(base_bubble(config), candidates([ECHO]), config)
+    (event,) = result.events
+    assert event.newcomer_chunk_id == ECHO.chunk_id
+    record = next(r for r in result.bubble.trace if r.chunk_id == ECHO.chunk_id)
+    # Its closest chunk, STEEL, shares grade, s355, 120, per and metre of its 11 words (steel, beam
+    # and price are query words, so they do not count).
+    assert record.overlap == pytest.approx(5 / 11)
+    assert record.step_details.gates[1].gate == "redundancy"
+    assert record.step_details.gates[1].value == record.overlap
+    selection = build_bubble(QUERY, candidates([STEEL, WELD, ECHO]), config, run_id="s", now=NOW)
+    chosen = [s.chunk.chunk_id for s in selection.selected]
+    assert ECHO.chunk_id in chosen
 
 
 def test_nothing_to_repair_when_every_facet_is_covered() -> None:
@@ -178,17 +207,26 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
     for event in result.events:
         if event.victim_chunk_id in inserted:
             assert event.loop - inserted[event.victim_chunk_id] > config.repair.dwell
-    # After a single swap, the redundancy gate still holds for the newcomer against the rest. (With
-    # several, a later newcomer may share words with an earlier one: overlap is asymmetric, as eq. 12
-    # is, and each newcomer's gates at its own swap are checked above.)
+    # After a single swap, the redundancy gate still holds for the newcomer against the rest, by the
+    # rule selection uses (the profile's overlap mode). (With several, a later newcomer may share words
+    # with an earlier one: overlap is asymmetric, as eq. 12 is, and each newcomer's gates at its own
+    # swap are checked above.)
     if config.bubble.variant in ("diversity", "full") and len(result.events) == 1:
         stops = config.bubble.stop_words
+        asked = [term for facet in query_facets_of(query, config) for term in facet.terms]
         for s in repaired.selected:
             if s.chunk.chunk_id in inserted:
-                rest = set().union(
-                    *(word_set(o.chunk.compare_text, stops) for o in repaired.selected if o is not s)
-                )
-                assert overlap(word_set(s.chunk.compare_text, stops), rest) < config.bubble.overlap_threshold
+                redundancy = Redundancy(config.bubble.overlap_mode, asked)
+                for other in repaired.selected:
+                    if other is not s:
+                        redundancy.admit(word_set(other.chunk.compare_text, stops))
+                value = redundancy.overlap(word_set(s.chunk.compare_text, stops))
+                assert value < config.bubble.overlap_threshold
+                if config.bubble.overlap_mode == "bubble":  # eq. 12 against the union of the rest
+                    rest = set().union(
+                        *(word_set(o.chunk.compare_text, stops) for o in repaired.selected if o is not s)
+                    )
+                    assert value == overlap(word_set(s.chunk.compare_text, stops), rest)
     # One trace record per chunk, every selected chunk marked selected.
     assert len(records) == len(repaired.trace)
     assert all(records[s.chunk.chunk_id].final_decision == "selected" for s in repaired.selected)

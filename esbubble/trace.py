@@ -1,0 +1,176 @@
+"""The one trace-record builder: a decision about one candidate in, its ``TraceRecord`` out.
+
+Selection and repair both describe what they decided with a ``Decision``
+(the scored candidate, the gate verdicts and the numbers at decision time)
+and turn it into the record here, so every record of a run has the same
+fields, built the same way (the paper's Appendix A1 fields plus gate details).
+A new trace field is one line in ``trace_record``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+from esbubble.gates import GATE_REASONS, GATE_STAGES, GateResults
+from esbubble.models import FinalReason, ReplacementEvent, StepDetails, TermMatch, TraceRecord, Variant
+from esbubble.relevance import Facet
+from esbubble.score import ScoredCandidate
+
+
+class Decision(NamedTuple):
+    """What selection (or repair) decided about one candidate, with the numbers at decision time.
+
+    Like ``ScoredCandidate``, an immutable intermediate on the hot path (a
+    named tuple: the cheapest immutable value to build); the record that
+    leaves the core is the ``TraceRecord``.
+    """
+
+    scored: ScoredCandidate
+    rank: int
+    gates: GateResults
+    overlap: float
+    budget_remaining: float
+    bucket_remaining: float
+    selection_order: int | None
+    final_reason: FinalReason
+    second_pass: GateResults | None = None
+    pool_remaining: float | None = None
+    gain: float = 0.0
+    covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
+
+    @property
+    def selected(self) -> bool:
+        return self.selection_order is not None
+
+
+def trace_id(run_id: str, chunk_id: str) -> str:
+    """A derived id, so re-writing a run's trace never duplicates records."""
+    return hashlib.sha256(f"{run_id}\n{chunk_id}".encode()).hexdigest()[:32]
+
+
+def query_hash(query: str, key: bytes | None = None) -> str:
+    """HMAC-SHA256 of the query under the home's key (``esbubble.query_key``) for recorded runs;
+    plain SHA-256 where nothing is stored (``key=None``: evaluation)."""
+    if key is None:
+        return hashlib.sha256(query.encode()).hexdigest()
+    return hmac.new(key, query.encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """The run-level values every trace record of a run repeats."""
+
+    run_id: str
+    now: datetime
+    query_digest: str
+    variant: Variant
+    delta: float
+    batch_id: str | None = None
+
+
+# The stage named in the trace for each final reason of selection.
+STAGE_OF: dict[FinalReason, str] = {
+    "passed_all_gates": "selection",
+    **{reason: GATE_STAGES[gate] for gate, reason in GATE_REASONS.items()},
+}
+
+
+def trace_record(
+    decision: Decision,
+    run: RunContext,
+    facets: Sequence[Facet] = (),
+    *,
+    stage: str | None = None,
+    replacement: ReplacementEvent | None = None,
+    notes: Sequence[str] = (),
+) -> TraceRecord:
+    """The trace record of one decision; ``stage`` defaults to the one its final reason names.
+
+    Every value comes from a validated chunk or candidate, the config, or typed
+    arithmetic, so records are built without validation (``_Record.trusted``):
+    at ~35 fields a record, validating cost more than scoring and selecting.
+    """
+    scored = decision.scored
+    candidate = scored.candidate
+    chunk = candidate.chunk
+    selected = decision.selected
+    matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=False) if weight]
+    coverage = {facet.name: amount for facet, amount in zip(facets, decision.covered, strict=False) if amount}
+    covered = list(coverage)
+    details = StepDetails.trusted(
+        {
+            "gates": list(decision.gates),
+            "second_pass": list(decision.second_pass or ()),
+            "pool_remaining": decision.pool_remaining,
+            "expansion": [],
+            "replacement": replacement,
+            "notes": list(notes),
+            "terms": [
+                TermMatch.trusted(
+                    {
+                        "facet": m.facet,
+                        "term": m.term,
+                        "idf": m.idf,
+                        "tf": m.tf,
+                        "context_tf": m.context_tf,
+                        "weight": m.weight,
+                    }
+                )
+                for m in scored.matches
+            ],
+            "covered": covered,
+            "coverage": coverage,
+        }
+    )
+    return TraceRecord.trusted(
+        {
+            "trace_id": trace_id(run.run_id, chunk.chunk_id),
+            "run_id": run.run_id,
+            "batch_id": run.batch_id,
+            "timestamp": run.now,
+            "query_hash": run.query_digest,
+            "variant": run.variant,
+            "rank": decision.rank,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "section": chunk.section,
+            "sheet_name": chunk.sheet_name,
+            "bucket": scored.bucket,
+            "row_number": chunk.row_number,
+            "page": chunk.page,
+            "token_count": chunk.token_count,
+            "tf": scored.tf,
+            "relevance": scored.relevance,
+            "boost": scored.boost,
+            "len_penalty": scored.len_penalty,
+            "score_raw": scored.score_raw,
+            "score_final": scored.score_final,
+            "gain": decision.gain,
+            "facets": matched,
+            "facets_new": [name for name in matched if name not in covered],
+            "es_score": candidate.es_score,
+            "es_rank": candidate.es_rank,
+            "overlap": decision.overlap,
+            "threshold": run.delta,
+            "budget_remaining": decision.budget_remaining,
+            "bucket_remaining": decision.bucket_remaining,
+            "stage": stage or STAGE_OF[decision.final_reason],
+            "step_decision": "pass" if selected else "fail",
+            "final_decision": "selected" if selected else "rejected",
+            "final_reason": decision.final_reason,
+            "selection_order": decision.selection_order,
+            "step_details": details,
+        }
+    )
+
+
+def trace_records(
+    decisions: Sequence[Decision], run: RunContext, facets: Sequence[Facet] = ()
+) -> list[TraceRecord]:
+    """One trace record per decision, in the order given."""
+    return [trace_record(decision, run, facets) for decision in decisions]
