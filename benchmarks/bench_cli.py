@@ -1,7 +1,7 @@
 """CLI start-up: wall time of ``esbubble --help`` in a fresh process, like a user typing it.
 
     python benchmarks/bench_cli.py            # p50 / min / max over 10 runs, JSON on stdout
-    python -X importtime -c "import esbubble.cli"  # where the import time goes
+    python -X importtime -c "import esbubble.app.cli"  # where the import time goes
 
 Each run is a new interpreter, so the number includes Python's own start-up
 (``python_startup_s_p50``, timed the same way with ``python -c pass``).
@@ -25,7 +25,7 @@ def esbubble_command() -> list[str]:
     script = Path(sys.executable).with_name("esbubble")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "from esbubble.cli import main; main()"]
+    return [sys.executable, "-c", "from esbubble.app.cli import main; main()"]
 
 
 def wall_times(command: list[str], rounds: int) -> list[float]:

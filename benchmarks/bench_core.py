@@ -16,15 +16,15 @@ from pathlib import Path
 
 from bench_stats import percentile
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
+from esbubble.core.score import score_candidates
+from esbubble.core.select import select
+from esbubble.core.tokens import count_many, get_encoding
+from esbubble.core.trace import RunContext, trace_records
+from esbubble.core.variants import VARIANTS
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Candidate, Chunk
-from esbubble.score import score_candidates
-from esbubble.select import select
-from esbubble.tokens import count_many, get_encoding
-from esbubble.trace import RunContext, trace_records
-from esbubble.variants import VARIANTS
 
 SAMPLE_FILES = ("quote_job.xlsx", "specification.pdf", "site_memo.md")
 

@@ -12,21 +12,21 @@ from pathlib import Path
 import openpyxl
 from bench_stats import percentile
 
-from esbubble.bubble import build_bubble
+from esbubble.app.rebubble import new_batch_id, run_batch
+from esbubble.app.runner import RunOptions, run_bubble
 from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
+from esbubble.core.manifest import build_manifest
 from esbubble.ingest import IngestOptions, ingest_paths, read_document
-from esbubble.manifest import build_manifest
 from esbubble.models import RunManifest, TraceRecord
 from esbubble.queryset import QueryCase
-from esbubble.rebubble import new_batch_id, run_batch
-from esbubble.runner import RunOptions, run_bubble
-from esbubble.settings import Settings
 from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
 from esbubble.store.engine import stop_daemon
 from esbubble.store.names import IndexNames
 from esbubble.store.retrieve import Retrieval, retrieve
+from esbubble.store.settings import Settings
 from esbubble.store.templates import init_indices
 
 # Rows above this line in each sample sheet hold titles and headers; only rows below are replicated.

@@ -31,13 +31,13 @@ from pathlib import Path
 from bench_engine import replicate_workbook
 from bench_stats import machine
 
-from esbubble.settings import Settings
 from esbubble.store.audit import read_run
 from esbubble.store.chunks import count_chunks
 from esbubble.store.connection import open_store
 from esbubble.store.engine import stop_daemon
 from esbubble.store.history import archive
 from esbubble.store.names import IndexNames
+from esbubble.store.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "data" / "sample"

@@ -335,7 +335,7 @@ class Bubble(_Record):
     trace: list[TraceRecord]
     batch_id: str | None = None
     query_redacted: bool = False
-    query_hash: str = Field(description="keyed hash of the query (see esbubble.query_key)")
+    query_hash: str = Field(description="keyed hash of the query (see esbubble.app.query_key)")
     theta: float | None = Field(default=None, description="θ of the length penalty, resolved")
     bucket_caps: dict[str, int] = Field(default_factory=dict, description="ρ_b·T_B per bucket, whole tokens")
     bucket_shares: dict[str, float] = Field(default_factory=dict, description="ρ_b per bucket, as resolved")

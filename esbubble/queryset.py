@@ -28,7 +28,7 @@ class QueryCase(BaseModel):
     ``evidence`` holds short exact phrases a selected chunk must contain
     (compared case-insensitively, whitespace collapsed), so re-chunking the
     documents does not invalidate it. Gold recall counts both
-    (``esbubble.metrics.gold_recall``).
+    (``esbubble.core.metrics.gold_recall``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

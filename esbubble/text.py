@@ -38,7 +38,7 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
 
 
-# Bump when ``tokenize`` or ``esbubble.analysis.analyze`` changes what it returns, or the stored
+# Bump when ``tokenize`` or ``esbubble.core.analysis.analyze`` changes what it returns, or the stored
 # terms change shape: chunks whose stored terms carry another version are scored from their text
 # until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``.
 TERMS_VERSION = 2

@@ -10,12 +10,12 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from esbubble.app.deliver import evaluate_delivery, evaluate_options
 from esbubble.config import load_profile
-from esbubble.delivery import evaluate_delivery, evaluate_options
 from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import load_queries
-from esbubble.settings import load_settings
 from esbubble.store.connection import open_store
+from esbubble.store.settings import load_settings
 from esbubble.store.templates import init_indices
 
 SAMPLE = Path("data/sample")

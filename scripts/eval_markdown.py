@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from esbubble.evaluate import Evaluation, evaluation_tables
+from esbubble.app.evaluate import Evaluation, evaluation_tables
 
 WANTED = ("Table 1 ", "Table 1b", "Gold recall per category")
 

@@ -34,12 +34,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, load_profile
-from esbubble.expand import plan_expansion
+from esbubble.core.bubble import build_bubble
+from esbubble.core.relevance import TermStats
+from esbubble.delivery.expand import plan_expansion
+from esbubble.delivery.repair import plan_repair
 from esbubble.models import Bubble, Candidate, Variant
-from esbubble.relevance import TermStats
-from esbubble.repair import plan_repair
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "golden_candidates.json"
@@ -191,10 +191,10 @@ def make_fixture() -> None:
     """Retrieve the fixture's candidates through an embedded engine, as ``esbubble eval`` does."""
     from esbubble.ingest import IngestOptions, ingest_paths
     from esbubble.queryset import load_queries
-    from esbubble.settings import Settings
     from esbubble.store.connection import open_store
     from esbubble.store.engine import stop_daemon
     from esbubble.store.retrieve import retrieve_many
+    from esbubble.store.settings import Settings
     from esbubble.store.templates import init_indices
 
     cases: list[dict[str, Any]] = []

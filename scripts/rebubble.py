@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
 
 
 def main(argv: Sequence[str] | None = None) -> None:

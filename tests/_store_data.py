@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+from esbubble.core.tokens import count_tokens
 from esbubble.models import Chunk
-from esbubble.tokens import count_tokens
 
 
 def make_chunk(

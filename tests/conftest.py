@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from elasticsearch import NotFoundError as EsNotFoundError
 
-from esbubble.settings import Settings
 from esbubble.store.connection import Store, connect
+from esbubble.store.settings import Settings
 from esbubble.store.templates import COMPONENTS, INDEX_TEMPLATES, init_indices
 
 ENGINE_ENV = "ESBUBBLE_TEST_ENGINE"

@@ -6,8 +6,8 @@ import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from esbubble.core.trace import query_hash
 from esbubble.models import Bubble, Chunk, SelectedChunk, SourceType, StepDetails, TraceRecord
-from esbubble.trace import query_hash
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from esbubble.analysis import ENGLISH_STOP_WORDS, analyze, standard_tokens, stem
+from esbubble.core.analysis import ENGLISH_STOP_WORDS, analyze, standard_tokens, stem
 from esbubble.store.connection import Store
 
 ROOT = Path(__file__).resolve().parent.parent

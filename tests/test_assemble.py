@@ -9,12 +9,12 @@ from delivery_helpers import make_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esbubble.assemble import AssembledPrompt, assemble, guard, order_passages
 from esbubble.config import BubbleConfig, parse_config
+from esbubble.core.tokens import count_tokens
+from esbubble.delivery.assemble import AssembledPrompt, assemble, guard, order_passages
+from esbubble.delivery.expand import Passage
 from esbubble.errors import ConfigError
-from esbubble.expand import Passage
 from esbubble.models import Chunk
-from esbubble.tokens import count_tokens
 
 
 def passage(rank: int, *chunks: Chunk) -> Passage:

@@ -8,9 +8,9 @@ import pytest
 from _store_data import QUOTE_JOB
 from click.testing import CliRunner
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.deliver import run_delivery
 from esbubble.config import parse_config
-from esbubble.delivery import run_delivery
 from esbubble.errors import ConfigError
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store

@@ -19,13 +19,13 @@ from _store_data import QUOTE_JOB
 from click.testing import CliRunner, Result
 from reliability_proxy import forwarding_proxy
 
-import esbubble.rebubble as rebubble_module
-from esbubble.cli import cli
-from esbubble.settings import load_settings
+import esbubble.app.rebubble as rebubble_module
+from esbubble.app.cli import cli
 from esbubble.store.audit import find_manifests
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store, open_store
 from esbubble.store.retrieve import Retrieval
+from esbubble.store.settings import load_settings
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from esbubble.bubble import build_bubble
 from esbubble.config import parse_config
+from esbubble.core.bubble import build_bubble
 from esbubble.errors import InputError
 from esbubble.models import Candidate, Chunk
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from delivery_helpers import make_chunk
 
-from esbubble.assemble import assemble
-from esbubble.citations import anchor, cited_numbers, sentences, validate_citations
 from esbubble.config import parse_config
-from esbubble.expand import Passage
+from esbubble.delivery.assemble import assemble
+from esbubble.delivery.citations import anchor, cited_numbers, sentences, validate_citations
+from esbubble.delivery.expand import Passage
 
 
 def prompt_with_sources(n: int):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
 from esbubble.store.connection import Store
 
 
@@ -495,9 +495,9 @@ def test_an_empty_bubble_says_why_with_the_rejections_most_common_first() -> Non
 
     from factories import text_candidate
 
-    from esbubble.bubble import build_bubble
-    from esbubble.cli_render import empty_reason
+    from esbubble.app.cli_render import empty_reason
     from esbubble.config import parse_config
+    from esbubble.core.bubble import build_bubble
 
     now = datetime(2026, 1, 2, tzinfo=UTC)
     config = parse_config({"bubble": {"token_budget": 10}})
@@ -535,8 +535,8 @@ def test_bubble_and_assemble_say_why_the_bubble_is_empty_and_exit_0(
 
 
 def test_a_moved_chunk_is_described_by_place_and_text_or_by_id_alone() -> None:
-    from esbubble.cli_render import describe_chunk
-    from esbubble.rebubble import ChunkNote
+    from esbubble.app.cli_render import describe_chunk
+    from esbubble.app.rebubble import ChunkNote
 
     def note(**fields: object) -> ChunkNote:
         base: dict[str, object] = {"chunk_id": "c1", "doc_id": "spec.pdf", "section": "Warranty"}

@@ -13,13 +13,13 @@ import threading
 import pytest
 
 import esbubble
-from esbubble.tokens import get_encoding
+from esbubble.core.tokens import get_encoding
 
 HEAVY = ("elasticsearch", "elastic_transport", "pydantic", "rich", "tiktoken", "openpyxl", "pypdf")
 
 _PROBE = """
 import sys
-from esbubble.cli import cli
+from esbubble.app.cli import cli
 try:
     cli.main(sys.argv[1:], prog_name="esbubble", standalone_mode=False)
 except SystemExit:
@@ -77,9 +77,10 @@ def test_the_encoding_is_built_once_even_when_threads_ask_together() -> None:
 def test_the_library_imports_tiktoken_only_when_a_token_is_counted() -> None:
     probe = (
         "import sys\n"
-        "import esbubble.runner, esbubble.rebubble, esbubble.evaluate, esbubble.delivery, esbubble.ingest\n"
+        "import esbubble.app.runner, esbubble.app.rebubble, esbubble.app.evaluate\n"
+        "import esbubble.app.deliver, esbubble.ingest\n"
         "print('tiktoken' in sys.modules)\n"
-        "from esbubble.tokens import count_tokens\n"
+        "from esbubble.core.tokens import count_tokens\n"
         "count_tokens('hello world')\n"
         "print('tiktoken' in sys.modules)\n"
     )

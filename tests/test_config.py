@@ -183,7 +183,7 @@ def test_integers_are_still_accepted_where_a_float_is_expected(tmp_path: Path) -
 def test_cli_delta_nan_is_a_one_line_user_error() -> None:
     from click.testing import CliRunner
 
-    from esbubble.cli import cli
+    from esbubble.app.cli import cli
 
     result = CliRunner().invoke(cli, ["bubble", "steel", "--delta", "nan"])
     assert result.exit_code == 1

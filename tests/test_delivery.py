@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from delivery_helpers import make_bubble, make_chunk
 
-from esbubble.bubble import build_bubble
-from esbubble.config import BubbleConfig, parse_config
-from esbubble.delivery import (
+from esbubble.app.deliver import (
     evaluate_delivery,
     evaluate_options,
     expand_bubble,
@@ -17,6 +15,8 @@ from esbubble.delivery import (
     repair_bubble,
     run_delivery,
 )
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.core.bubble import build_bubble
 from esbubble.errors import ConfigError
 from esbubble.models import Candidate
 from esbubble.store.audit import read_run

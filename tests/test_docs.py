@@ -95,6 +95,28 @@ def module_map() -> dict[str, list[str]]:
     }
 
 
+# Each layer is a folder of the package (the records sit at its top).
+LAYER_FOLDERS = {
+    "Records": "",
+    "Pure core": "core/",
+    "Delivery": "delivery/",
+    "Store": "store/",
+    "Ingest": "ingest/",
+    "Application": "app/",
+}
+
+
+def test_each_layer_is_one_folder_of_the_package() -> None:
+    misplaced = []
+    for layer, modules in module_map().items():
+        folder = LAYER_FOLDERS[layer]
+        for module in modules:
+            home = module.rpartition("/")[0] + "/" if "/" in module else ""
+            if home != folder:
+                misplaced.append(f"{module} is listed under {layer} but lives in esbubble/{home}")
+    assert misplaced == []
+
+
 def test_architecture_names_every_module_exactly_once() -> None:
     named = [module for modules in module_map().values() for module in modules]
     assert len(named) == len(set(named)), "a module is listed twice"

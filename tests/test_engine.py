@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from esbubble.settings import load_settings
 from esbubble.store.engine import daemon_status, engine_dir, snapshot_path, start_daemon, stop_daemon
 from esbubble.store.journal import journal_dir, segments
+from esbubble.store.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ WRITE = """
 import json, sys
 sys.path.insert(0, {tests!r})
 from _store_data import QUOTE_JOB
-from esbubble.settings import load_settings
+from esbubble.store.settings import load_settings
 from esbubble.store.connection import open_store
 from esbubble.store.templates import init_indices
 from esbubble.store.chunks import index_chunks
@@ -36,7 +36,7 @@ with open_store(load_settings()) as store:
 READ = """
 import json
 from esbubble.config import parse_config
-from esbubble.settings import load_settings
+from esbubble.store.settings import load_settings
 from esbubble.store.connection import open_store
 from esbubble.store.templates import init_indices
 from esbubble.store.chunks import count_chunks
@@ -58,7 +58,7 @@ WRITE_LOOP = """
 import sys
 sys.path.insert(0, {tests!r})
 from _store_data import make_chunk
-from esbubble.settings import load_settings
+from esbubble.store.settings import load_settings
 from esbubble.store.connection import open_store
 from esbubble.store.templates import init_indices
 from esbubble.store.chunks import index_chunks
@@ -246,7 +246,7 @@ WRITE_DOC = """
 import sys
 sys.path.insert(0, {tests!r})
 from _store_data import make_chunk
-from esbubble.settings import load_settings
+from esbubble.store.settings import load_settings
 from esbubble.store.connection import open_store
 from esbubble.store.templates import init_indices
 from esbubble.store.chunks import index_chunks

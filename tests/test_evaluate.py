@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from esbubble.app.evaluate import DELTA_SWEEP, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import InputError
-from esbubble.evaluate import DELTA_SWEEP, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.models import Candidate, Chunk
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.expand import plan_expansion
+from esbubble.delivery.expand import plan_expansion
 from esbubble.models import Chunk
 
 

@@ -17,17 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from esbubble.bubble import build_bubble
+from esbubble.app.runner import run_bubble
 from esbubble.config import BubbleConfig, load_profile, parse_config
+from esbubble.core.bubble import build_bubble
+from esbubble.core.tokens import count_tokens
+from esbubble.core.variants import VARIANTS
 from esbubble.errors import EsbubbleError
 from esbubble.models import Candidate, Chunk
-from esbubble.runner import run_bubble
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.query import build_retrieval_query
 from esbubble.text import MAX_QUERY_CHARS
-from esbubble.tokens import count_tokens
-from esbubble.variants import VARIANTS
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 SECTIONS = ["Pricing", "Scope of Works", "Exclusions", "Site Conditions", "Terms"]

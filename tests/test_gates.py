@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from esbubble.gates import (
+from esbubble.core.gates import (
     first_failure,
     global_budget_gate,
     max_chunks_gate,

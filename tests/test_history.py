@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from esbubble.cli import cli
-from esbubble.settings import load_settings
+from esbubble.app.cli import cli
 from esbubble.store.engine import daemon_status, stop_daemon
 from esbubble.store.history import history_dir, prune
+from esbubble.store.settings import load_settings
 
 pytestmark = pytest.mark.integration
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"

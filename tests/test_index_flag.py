@@ -9,10 +9,10 @@ import pytest
 from _store_data import QUOTE_JOB
 from click.testing import CliRunner, Result
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.runner import run_bubble
 from esbubble.config import BubbleConfig
 from esbubble.errors import ConfigError
-from esbubble.runner import run_bubble
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.names import IndexNames

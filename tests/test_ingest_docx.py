@@ -11,10 +11,10 @@ from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml import parse_xml
 from ingest_files import OPTIONS, make_docx
 
+from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import read_document
 from esbubble.ingest.ids import chunk_id, parent_id
-from esbubble.tokens import count_tokens
 
 
 def test_sections_paragraphs_and_table_rows(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner, Result
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.package import check_package

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, ingest_paths, read_document
 from esbubble.ingest.drafts import Draft, Paragraph
 from esbubble.ingest.fragments import Block, join_fragments
 from esbubble.ingest.ids import chunk_id
 from esbubble.store.connection import Store
-from esbubble.tokens import count_tokens
 
 DEFAULTS = IngestOptions()
 LONG = "The membrane is lapped by one hundred millimetres at every joint and rolled flat before inspection."

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from ingest_files import OPTIONS, SAMPLE
 
+from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.tokens import count_tokens
 
 MEMO = """Preamble line.
 

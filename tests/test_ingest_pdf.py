@@ -8,10 +8,10 @@ import pytest
 from fpdf import FPDF
 from ingest_files import OPTIONS, SAMPLE, make_pdf
 
+from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.tokens import count_tokens
 
 
 def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:

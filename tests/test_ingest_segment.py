@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from esbubble.core.tokens import count_tokens
 from esbubble.ingest.segment import normalise_space, segment_text, split_sentences
-from esbubble.tokens import count_tokens
 
 words = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30

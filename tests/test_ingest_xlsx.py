@@ -6,10 +6,10 @@ from pathlib import Path
 
 from ingest_files import OPTIONS, SAMPLE, make_workbook
 
+from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
 from esbubble.ingest.xlsx import has_uncached_formulas
-from esbubble.tokens import count_tokens
 
 
 def test_rows_become_header_value_chunks_with_locators(tmp_path: Path) -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from esbubble.queryset import load_queries
-from esbubble.settings import load_settings
 from esbubble.store.audit import find_manifests, read_run, trace_records
 from esbubble.store.connection import open_store
+from esbubble.store.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +31,7 @@ CONCURRENT_BUBBLES = 8
 def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "ESBUBBLE_HOME": str(home)}
     return subprocess.Popen(
-        [sys.executable, "-c", "from esbubble.cli import main; main()", *args],
+        [sys.executable, "-c", "from esbubble.app.cli import main; main()", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from factories import paper_config
 
 import esbubble
-from esbubble.bubble import build_bubble
-from esbubble.manifest import build_manifest
+from esbubble.core.bubble import build_bubble
+from esbubble.core.manifest import build_manifest
 from esbubble.models import Candidate, Chunk, EngineInfo
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,8 +9,8 @@ from factories import paper_config, text_candidate
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.bubble import build_bubble
-from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall, normalise_evidence
+from esbubble.core.bubble import build_bubble
+from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall, normalise_evidence
 from esbubble.models import Bubble, Candidate
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

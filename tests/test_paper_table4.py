@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, load_profile
-from esbubble.metrics import bubble_metrics
+from esbubble.core.bubble import build_bubble
+from esbubble.core.metrics import bubble_metrics
 from esbubble.models import Bubble, Candidate, Chunk, TraceRecord
 
 PROFILE = """

@@ -7,7 +7,7 @@ import threading
 
 from rich.console import Console
 
-from esbubble.progress import ProgressBar, wanted
+from esbubble.app.progress import ProgressBar, wanted
 
 
 class _Stream(io.StringIO):

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esbubble.analysis import analyze
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.gates import GATE_REASONS
+from esbubble.core.analysis import analyze
+from esbubble.core.bubble import build_bubble
+from esbubble.core.gates import GATE_REASONS
 from esbubble.models import Bubble, Candidate, Chunk, GateResult, TraceRecord
 from esbubble.text import word_set
 

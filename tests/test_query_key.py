@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from esbubble.app.query_key import KEY_FILE, query_key
 from esbubble.errors import ConfigError
-from esbubble.query_key import KEY_FILE, query_key
 
 
 def test_the_key_is_created_once_with_mode_0600(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from esbubble.app.evaluate import VARIANT_ORDER, evaluate
 from esbubble.config import parse_config
-from esbubble.evaluate import VARIANT_ORDER, evaluate
+from esbubble.core.metrics import gold_recall
 from esbubble.ingest import IngestOptions, ingest_paths, read_document
-from esbubble.metrics import gold_recall
 from esbubble.models import Chunk
 from esbubble.queryset import CATEGORIES, load_queries
 from esbubble.store.connection import Store

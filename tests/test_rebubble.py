@@ -13,11 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.config import parse_config
-from esbubble.errors import NotFoundError
-from esbubble.models import Chunk
-from esbubble.queryset import QueryCase
-from esbubble.rebubble import (
+from esbubble.app.rebubble import (
     MAX_CASE_ID_BYTES,
     ChunkNote,
     RunSummary,
@@ -30,7 +26,11 @@ from esbubble.rebubble import (
     report_data,
     run_batch,
 )
-from esbubble.runner import RunOptions
+from esbubble.app.runner import RunOptions
+from esbubble.config import parse_config
+from esbubble.errors import NotFoundError
+from esbubble.models import Chunk
+from esbubble.queryset import QueryCase
 from esbubble.store.audit import find_manifests, trace_records
 from esbubble.store.chunks import delete_chunks, index_chunks
 from esbubble.store.connection import Store

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from _store_data import QUOTE_JOB
 
-from esbubble.bubble import build_bubble
 from esbubble.config import parse_config
-from esbubble.relevance import Facet, TermStats, bm25_weights
+from esbubble.core.bubble import build_bubble
+from esbubble.core.relevance import Facet, TermStats, bm25_weights
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.retrieve import retrieve

@@ -22,19 +22,19 @@ from _store_data import QUOTE_JOB, make_chunk
 from click.testing import CliRunner, Result
 from reliability_proxy import forwarding_proxy
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.rebubble import run_batch
+from esbubble.app.runner import RunOptions
 from esbubble.config import BubbleConfig, load_profile
 from esbubble.errors import BulkError, EngineError, NotFoundError
 from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import QueryCase, load_queries
-from esbubble.rebubble import run_batch
-from esbubble.runner import RunOptions
-from esbubble.settings import Settings, load_settings
 from esbubble.store.audit import TraceWriter, find_manifests, flush_spool, spool_dir, trace_records
 from esbubble.store.chunks import bulk_write, index_chunks
 from esbubble.store.connection import Store, connect
 from esbubble.store.engine import launch_osmem, stop_process
 from esbubble.store.retrieve import retrieve
+from esbubble.store.settings import Settings, load_settings
 from esbubble.store.templates import init_indices
 
 pytestmark = pytest.mark.integration
@@ -319,7 +319,7 @@ def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "ESBUBBLE_HOME": str(home)}
     env.pop("ELASTICSEARCH_URL", None)
     return subprocess.Popen(
-        [sys.executable, "-c", "from esbubble.cli import main; main()", *args],
+        [sys.executable, "-c", "from esbubble.app.cli import main; main()", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -9,9 +9,9 @@ import pytest
 from _store_data import QUOTE_JOB
 from click.testing import CliRunner, Result
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.runner import run_bubble
 from esbubble.config import BubbleConfig
-from esbubble.runner import run_bubble
 from esbubble.store.audit import read_run
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store

@@ -7,12 +7,12 @@ from delivery_helpers import NOW, make_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.gates import Redundancy, overlap
+from esbubble.core.bubble import build_bubble
+from esbubble.core.gates import Redundancy, overlap
+from esbubble.core.score import query_facets_of
+from esbubble.delivery.repair import facets_of, micro_queries, micro_query_config, plan_repair, uncovered
 from esbubble.models import Bubble, Candidate, Chunk
-from esbubble.repair import facets_of, micro_queries, micro_query_config, plan_repair, uncovered
-from esbubble.score import query_facets_of
 from esbubble.text import word_set
 
 

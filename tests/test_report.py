@@ -12,9 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.errors import InputError
-from esbubble.models import StepDetails, TraceRecord
-from esbubble.report import (
+from esbubble.app.report import (
     DeltaPoint,
     FunnelStage,
     ReportData,
@@ -28,6 +26,8 @@ from esbubble.report import (
     spread_points,
     write_report,
 )
+from esbubble.errors import InputError
+from esbubble.models import StepDetails, TraceRecord
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 REASONS = ["passed_all_gates", "low_relevance", "too_redundant", "section_budget_exceeded", "budget_exceeded",

@@ -8,8 +8,8 @@ import warnings
 import pytest
 from _store_data import QUOTE_JOB
 
+from esbubble.app.runner import RunOptions, run_bubble
 from esbubble.config import parse_config
-from esbubble.runner import RunOptions, run_bubble
 from esbubble.store.audit import TraceWriter, flush_spool, read_run, spool_dir
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client

@@ -6,8 +6,7 @@ import pytest
 from factories import paper_config, text_candidate
 
 from esbubble.config import PriorsConfig
-from esbubble.models import Candidate, Chunk
-from esbubble.score import (
+from esbubble.core.score import (
     contains_phrase,
     length_penalty,
     resolve_theta,
@@ -15,6 +14,7 @@ from esbubble.score import (
     structural_prior,
     term_frequency,
 )
+from esbubble.models import Candidate, Chunk
 from esbubble.text import query_terms, term_counts, tokenize
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esbubble.analysis import analyzed_counts
 from esbubble.config import parse_config
+from esbubble.core.analysis import analyzed_counts
+from esbubble.core.score import chunk_terms, score_candidates
 from esbubble.models import Candidate, Chunk, ChunkTerms
-from esbubble.score import chunk_terms, score_candidates
 from esbubble.text import TERMS_VERSION, distinct_terms, term_counts, tokenize
 
 WORDS = (

@@ -21,21 +21,21 @@ from click.testing import CliRunner, Result
 from pydantic import SecretStr
 from reliability_proxy import forwarding_proxy
 
-from esbubble.bubble import build_bubble
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.deliver import run_delivery
+from esbubble.app.runner import RunOptions, run_bubble
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.delivery import run_delivery
+from esbubble.core.bubble import build_bubble
+from esbubble.core.manifest import build_manifest
 from esbubble.errors import ConfigError, EngineError, IngestError
 from esbubble.ingest import IngestOptions, read_document
-from esbubble.manifest import build_manifest
 from esbubble.models import Candidate
-from esbubble.runner import RunOptions, run_bubble
-from esbubble.settings import Settings, load_settings
 from esbubble.store.audit import TraceWriter, read_run
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client
 from esbubble.store.connection import Store, connect
 from esbubble.store.names import IndexNames
+from esbubble.store.settings import Settings, load_settings
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 API_KEY = "esb-SECRET-apikey-7f3a9c1e"

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 from factories import paper_config, text_candidate
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
+from esbubble.core.select import bucket_caps, resolve_shares
+from esbubble.core.trace import trace_id
 from esbubble.models import Bubble, Candidate
-from esbubble.select import bucket_caps, resolve_shares
-from esbubble.trace import trace_id
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

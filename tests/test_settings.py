@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.errors import ConfigError
-from esbubble.settings import Settings, display_url, load_settings
 from esbubble.store.names import IndexNames, validate_prefix
+from esbubble.store.settings import Settings, display_url, load_settings
 
 
 def _config(tmp_path: Path, body: str) -> Path:

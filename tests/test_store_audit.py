@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reliability_proxy import forwarding_proxy
 
-from esbubble.cli import cli
+from esbubble.app.cli import cli
+from esbubble.app.runner import run_bubble
 from esbubble.config import parse_config
 from esbubble.errors import ConfigError, NotFoundError
-from esbubble.runner import run_bubble
 from esbubble.store.audit import (
     TraceWriter,
     flush_spool,

@@ -9,8 +9,8 @@ import pytest
 from _store_data import QUOTE_JOB
 from reliability_proxy import forwarding_proxy
 
+from esbubble.app.runner import run_bubble
 from esbubble.config import parse_config
-from esbubble.runner import run_bubble
 from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, read_run, spool_dir
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client

@@ -9,9 +9,9 @@ import pytest
 from elasticsearch import ApiError, Elasticsearch
 
 from esbubble.errors import EngineError
-from esbubble.settings import load_settings
 from esbubble.store.client import make_client, plain_mimetype
 from esbubble.store.connection import connect, engine_info
+from esbubble.store.settings import load_settings
 
 
 def test_versioned_media_types_become_plain() -> None:

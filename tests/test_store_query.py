@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.config import parse_config
+from esbubble.core.score import prior_weight
 from esbubble.errors import InputError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Chunk
-from esbubble.score import prior_weight
 from esbubble.store.chunks import chunk_source
 from esbubble.store.query import RetrievalFilters, build_retrieval_query
 from esbubble.store.retrieve import candidates_from_hits

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from esbubble.core.tokens import SPECS, count_many, count_tokens, get_encoding, parse_ranks
 from esbubble.errors import TokenizerError
-from esbubble.tokens import SPECS, count_many, count_tokens, get_encoding, parse_ranks
 
 
 @pytest.mark.parametrize(

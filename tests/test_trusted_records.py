@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 from test_properties import QUERIES, candidate_sets, configs
 
-from esbubble.bubble import build_bubble
 from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
 from esbubble.models import Candidate, GateResult, StepDetails, TraceRecord
 
 NOW = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from factories import paper_config, text_candidate
 
-from esbubble.bubble import build_bubble
+from esbubble.core.bubble import build_bubble
+from esbubble.core.variants import VARIANTS, token_matched_config
 from esbubble.models import Bubble, Candidate, Variant
-from esbubble.variants import VARIANTS, token_matched_config
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -11,13 +11,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from esbubble.analysis import analyzed_counts
+from esbubble.core.analysis import analyzed_counts
+from esbubble.core.tokens import count_many, count_tokens
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.segment import normalise_space, segment_text
 from esbubble.models import Chunk, ChunkTerms, SourceType
 from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
-from esbubble.tokens import count_many, count_tokens
 
 ROW_JOINER = "; "
 

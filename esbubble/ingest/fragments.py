@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from esbubble.core.tokens import count_tokens
 from esbubble.ingest.drafts import Draft, Paragraph, prose_drafts
 from esbubble.ingest.options import IngestOptions
-from esbubble.tokens import count_tokens
 
 # A reader's output in document order: paragraphs, and table rows already drafted.
 Block = Paragraph | tuple[Draft, ...]

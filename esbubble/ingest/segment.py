@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from esbubble.tokens import count_tokens
+from esbubble.core.tokens import count_tokens
 
 # A sentence ends at . ! ? (optionally followed by a closing quote/bracket), then whitespace.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")

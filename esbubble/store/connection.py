@@ -13,12 +13,12 @@ from elasticsearch import Elasticsearch
 
 from esbubble.errors import EngineError
 from esbubble.models import EngineInfo
-from esbubble.settings import Settings
 from esbubble.store.client import MAX_RETRIES, RETRY_BACKOFF_BASE_S, RETRY_BACKOFF_CAP_S, make_client
 from esbubble.store.engine import engine_dir, engine_session
 from esbubble.store.errors import Failure, engine_errors
 from esbubble.store.journal import Journal, JournalingTransport, journal_dir
 from esbubble.store.names import IndexNames
+from esbubble.store.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@ from elasticsearch.helpers import scan
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError
-from esbubble.settings import Settings
 from esbubble.store.client import make_client
 from esbubble.store.errors import Failure, engine_errors, tolerating
 from esbubble.store.journal import (
@@ -63,6 +62,7 @@ from esbubble.store.journal import (
     segment_number,
     segments,
 )
+from esbubble.store.settings import Settings
 
 # Start-up timeout: a base, plus time per MB of snapshot and journal to load. Measured on a
 # loaded 2-core machine (docs/benchmarks.md): about 3 s per MB; the timeout allows 5.

@@ -31,9 +31,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
+from esbubble.core.relevance import TermStats, query_facets
+from esbubble.core.score import prior_weight
 from esbubble.errors import InputError
-from esbubble.relevance import TermStats, query_facets
-from esbubble.score import prior_weight
 from esbubble.text import check_query_text
 
 # The score of a prioritised-section chunk that matches no query term, before its prior weight.

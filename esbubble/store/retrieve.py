@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
+from esbubble.core.relevance import TermStats
 from esbubble.errors import EngineError, NotFoundError
 from esbubble.models import Candidate
-from esbubble.relevance import TermStats
 from esbubble.store.chunks import chunk_from_source, index_missing, missing_chunk_index
 from esbubble.store.connection import Store
 from esbubble.store.errors import Failure, engine_errors

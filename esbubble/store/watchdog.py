@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from esbubble.settings import load_settings
 from esbubble.store.engine import compact_if_large, daemon_status, is_engine_process, stop_if_idle
+from esbubble.store.settings import load_settings
 
 CHECK_EVERY_S = 5.0
 

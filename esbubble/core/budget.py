@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from esbubble.config import BubbleConfig
+from esbubble.core.variants import VARIANTS
 from esbubble.models import Bubble, Chunk, FinalReason
-from esbubble.variants import VARIANTS
 
 # Shares are floats; ρ_b·T_B is rounded down to whole tokens after this tolerance,
 # so 0.6 · 1000 is 600 even when the float product is 599.9999999.

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from esbubble.config import BubbleConfig
+from esbubble.core.relevance import TermStats
+from esbubble.core.score import engine_order_key, resolve_theta, score_candidates
+from esbubble.core.select import select
+from esbubble.core.trace import Decision, RunContext, query_hash, trace_records
+from esbubble.core.variants import VARIANTS
 from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
-from esbubble.relevance import TermStats
-from esbubble.score import engine_order_key, resolve_theta, score_candidates
-from esbubble.select import select
 from esbubble.text import check_query_text
-from esbubble.trace import Decision, RunContext, query_hash, trace_records
-from esbubble.variants import VARIANTS
 
 
 def _check_unique(candidates: Sequence[Candidate]) -> None:

@@ -21,16 +21,15 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.assemble import AssembledPrompt, assemble, check_room
-from esbubble.bubble import build_bubble
+from esbubble.app.evaluate import CaseLike
+from esbubble.app.runner import RunOptions, RunResult, run_bubble
 from esbubble.config import BubbleConfig
-from esbubble.errors import ConfigError
-from esbubble.evaluate import CaseLike
-from esbubble.expand import Expansion, plan_expansion
-from esbubble.manifest import build_manifest
-from esbubble.metrics import gold_recall
-from esbubble.models import Bubble, Candidate, Chunk, RunManifest
-from esbubble.repair import (
+from esbubble.core.bubble import build_bubble
+from esbubble.core.manifest import build_manifest
+from esbubble.core.metrics import gold_recall
+from esbubble.delivery.assemble import AssembledPrompt, assemble, check_room
+from esbubble.delivery.expand import Expansion, plan_expansion
+from esbubble.delivery.repair import (
     RepairResult,
     facets_of,
     micro_queries,
@@ -38,7 +37,8 @@ from esbubble.repair import (
     plan_repair,
     uncovered,
 )
-from esbubble.runner import RunOptions, RunResult, run_bubble
+from esbubble.errors import ConfigError
+from esbubble.models import Bubble, Candidate, Chunk, RunManifest
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import NeighbourRequest, neighbours
 from esbubble.store.connection import Store

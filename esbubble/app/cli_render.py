@@ -18,15 +18,15 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from esbubble.metrics import bubble_metrics
+from esbubble.app.report import Table
+from esbubble.core.metrics import bubble_metrics
 from esbubble.models import Bubble, RunManifest, TraceRecord
-from esbubble.report import Table
 from esbubble.text import preview
 
 if TYPE_CHECKING:
-    from esbubble.delivery import DeliveryEvaluation
+    from esbubble.app.deliver import DeliveryEvaluation
+    from esbubble.app.rebubble import BatchResult, ChunkNote, Comparison
     from esbubble.ingest import IngestSummary
-    from esbubble.rebubble import BatchResult, ChunkNote, Comparison
     from esbubble.store.audit import WriteResult
 
 

@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from esbubble.budget import Budget, bucket_caps
 from esbubble.config import BubbleParams
-from esbubble.gates import Redundancy, Verdicts, run_gates
+from esbubble.core.budget import Budget, bucket_caps
+from esbubble.core.gates import Redundancy, Verdicts, run_gates
+from esbubble.core.relevance import Facet
+from esbubble.core.score import ScoredCandidate, combine
+from esbubble.core.trace import Decision
+from esbubble.core.variants import VariantSwitches
 from esbubble.models import GateName
-from esbubble.relevance import Facet
-from esbubble.score import ScoredCandidate, combine
-from esbubble.trace import Decision
-from esbubble.variants import VariantSwitches
 
 __all__ = ["Decision", "Selection", "bucket_caps", "relevance_demand", "resolve_shares", "select"]
 

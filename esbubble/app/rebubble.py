@@ -19,12 +19,9 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from esbubble.config import BubbleConfig, parse_config
-from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
-from esbubble.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
-from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord
-from esbubble.query_key import query_key
-from esbubble.report import (
+from esbubble.app.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
+from esbubble.app.query_key import query_key
+from esbubble.app.report import (
     DeltaPoint,
     ReportData,
     Table,
@@ -32,7 +29,10 @@ from esbubble.report import (
     pruning_funnel,
     section_allocation,
 )
-from esbubble.runner import RunOptions, record_run
+from esbubble.app.runner import RunOptions, record_run
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
+from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord
 from esbubble.store.audit import (
     BackgroundTraceWriter,
     TraceWriter,

@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.bubble import build_bubble
+from esbubble.app.query_key import query_key
 from esbubble.config import BubbleConfig
-from esbubble.manifest import build_manifest
+from esbubble.core.bubble import build_bubble
+from esbubble.core.manifest import build_manifest
 from esbubble.models import Bubble, RunManifest, Variant
-from esbubble.query_key import query_key
 from esbubble.store.audit import TraceWriter, WriteResult
 from esbubble.store.chunks import count_chunks
 from esbubble.store.connection import Store
@@ -67,7 +67,7 @@ def record_run(
 ) -> tuple[Bubble, RunManifest]:
     """The bubble for one retrieval and the manifest that records it (the bubble's time is added).
 
-    The query hash is keyed with ``key`` (default: the home's, see ``esbubble.query_key``).
+    The query hash is keyed with ``key`` (default: the home's, see ``esbubble.app.query_key``).
     """
     now = options.now or datetime.now(UTC)
     stage = time.perf_counter()

@@ -21,11 +21,11 @@ import click
 from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundError
 
 if TYPE_CHECKING:
+    from esbubble.app.rebubble import BatchResult, Comparison, FailedQuery
     from esbubble.config import BubbleConfig
-    from esbubble.rebubble import BatchResult, Comparison, FailedQuery
-    from esbubble.settings import Settings
     from esbubble.store.audit import WriteResult
     from esbubble.store.connection import Store
+    from esbubble.store.settings import Settings
 
 # Commands import what they use inside their bodies: `esbubble --help` and a
 # command that needs no engine must not pay for the Elasticsearch client,
@@ -61,7 +61,7 @@ class ConnectionFlags:
     ssl_assert_fingerprint: str | None = None
 
     def settings(self) -> Settings:
-        from esbubble.settings import load_settings
+        from esbubble.store.settings import load_settings
 
         return load_settings(
             url=self.url,
@@ -124,7 +124,7 @@ redact_option = click.option(
 
 def finish_audit(result: WriteResult) -> None:
     """After the result is printed: one warning if records were spooled, exit 4 if some were lost."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
 
     render.warn_write(result)
     fail_if_lost(result)
@@ -248,7 +248,7 @@ def cli(  # noqa: PLR0917 - one parameter per global flag, as click passes them
 @click.pass_context
 def init(ctx: click.Context, as_json: bool) -> None:
     """Install the index templates and create the indices (idempotent)."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
     from esbubble.store.templates import init_indices
 
     with store_of(ctx) as store:
@@ -270,7 +270,7 @@ def engine() -> None:
 
 
 def _print_status(status: Any, as_json: bool) -> None:
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
 
     if as_json:
         render.emit_json(status.model_dump(mode="json"))
@@ -360,7 +360,8 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     A file whose doc id already belongs to another file in the index is
     refused (exit 1) unless --replace; --doc-id or --root give it its own id.
     """
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
+    from esbubble.app.progress import ProgressBar, wanted
     from esbubble.ingest import (
         IngestOptions,
         IngestProgress,
@@ -369,7 +370,6 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
         read_file,
         replace_document,
     )
-    from esbubble.progress import ProgressBar, wanted
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
@@ -432,8 +432,8 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     as_json: bool,
 ) -> None:
     """Build a context bubble for QUERY, print it and record its trace."""
-    from esbubble import cli_render as render
-    from esbubble.runner import RunOptions, run_bubble
+    from esbubble.app import cli_render as render
+    from esbubble.app.runner import RunOptions, run_bubble
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to build a bubble for")
@@ -477,9 +477,9 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     The prompt goes to stdout on its own, ready to pipe; the run id and the
     token breakdown go to stderr.
     """
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
+    from esbubble.app.deliver import run_delivery
     from esbubble.config import parse_config
-    from esbubble.delivery import run_delivery
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
@@ -523,7 +523,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 @click.pass_context
 def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
     from esbubble.store.history import read_run
 
     with store_of(ctx) as store:
@@ -572,10 +572,10 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     Malformed query-set lines are reported with their line number and the
     other queries still run (exit 1).
     """
-    from esbubble import cli_render as render
-    from esbubble.delivery import evaluate_delivery, evaluate_options
-    from esbubble.evaluate import evaluate, evaluation_tables
-    from esbubble.progress import ProgressBar, wanted
+    from esbubble.app import cli_render as render
+    from esbubble.app.deliver import evaluate_delivery, evaluate_options
+    from esbubble.app.evaluate import evaluate, evaluation_tables
+    from esbubble.app.progress import ProgressBar, wanted
 
     config = resolve_config(profile, budget=budget, max_chunks=max_chunks)
     with_delivery = window or parent or repair or assemble_prompt
@@ -649,10 +649,10 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     other queries still run (exit 1). Queries that fail because the cluster
     went away are listed (exit 3); `--resume BATCH_ID` runs only those.
     """
-    from esbubble import cli_render as render
-    from esbubble import rebubble as batch
-    from esbubble.progress import ProgressBar, wanted
-    from esbubble.runner import RunOptions
+    from esbubble.app import cli_render as render
+    from esbubble.app import rebubble as batch
+    from esbubble.app.progress import ProgressBar, wanted
+    from esbubble.app.runner import RunOptions
     from esbubble.store.audit import WriteResult, find_manifests, flush_spool
     from esbubble.store.history import restore_runs
 
@@ -734,7 +734,7 @@ def _failures_by_reason(failed: Sequence[FailedQuery]) -> dict[str, list[str]]:
 def _print_batch(
     result: BatchResult, comparison: Comparison | None, problems: list[str], *, as_json: bool
 ) -> None:
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
 
     if not as_json:
         render.print_batch(result, comparison)
@@ -760,7 +760,7 @@ def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
     Connection flags given on the command line are repeated except secrets
     (the URL without credentials); those come from the environment again.
     """
-    from esbubble.settings import display_url
+    from esbubble.store.settings import display_url
 
     flags = ctx.find_object(ConnectionFlags)
     words = ["esbubble"]
@@ -804,9 +804,9 @@ def report(  # noqa: PLR0917 - click passes one argument per option
 
     Give the batch's --index when it ran on another chunk index than the prefix's.
     """
-    from esbubble import cli_render as render
-    from esbubble.rebubble import report_data
-    from esbubble.report import write_report
+    from esbubble.app import cli_render as render
+    from esbubble.app.rebubble import report_data
+    from esbubble.app.report import write_report
     from esbubble.store.audit import find_manifests
     from esbubble.store.history import restore_runs
 
@@ -834,7 +834,7 @@ def traces() -> None:
 @click.pass_context
 def traces_flush(ctx: click.Context, as_json: bool) -> None:
     """Write spooled audit records (kept when the cluster was unreachable) to the cluster."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
     from esbubble.store.audit import flush_spool
 
     with store_of(ctx, initialise=True) as store:
@@ -855,7 +855,7 @@ def traces_flush(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def traces_prune(ctx: click.Context, older_than: str, as_json: bool) -> None:
     """Delete trace records and run manifests older than AGE (in the engine and the local history)."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
     from esbubble.store import history
     from esbubble.store.audit import parse_age, prune_traces
 
@@ -880,10 +880,10 @@ def traces_push(ctx: click.Context, target_url: str, as_json: bool) -> None:
 
     Credentials for the cluster come from the environment or the config file.
     """
-    from esbubble import cli_render as render
-    from esbubble.settings import Settings
+    from esbubble.app import cli_render as render
     from esbubble.store import history
     from esbubble.store.connection import connect
+    from esbubble.store.settings import Settings
 
     settings = _embedded_settings(ctx)
     try:
@@ -912,7 +912,7 @@ def traces_push(ctx: click.Context, target_url: str, as_json: bool) -> None:
 
 def sample_dir() -> Path:
     """``data/sample`` of the source tree (``make demo`` runs from a clone)."""
-    here = Path(__file__).resolve().parent.parent / "data" / "sample"
+    here = Path(__file__).resolve().parents[2] / "data" / "sample"
     if not here.is_dir():
         raise NotFoundError(
             f"sample corpus not found at {here}", hint="run the demo from a clone of the esbubble repository"
@@ -928,10 +928,10 @@ DEMO_QUERY = "scope of work"
 @click.pass_context
 def demo(ctx: click.Context, as_json: bool) -> None:
     """Init, ingest the sample quote job, bubble "scope of work", show the bubble and its trace."""
-    from esbubble import cli_render as render
+    from esbubble.app import cli_render as render
+    from esbubble.app.runner import run_bubble
     from esbubble.config import load_profile
     from esbubble.ingest import IngestOptions, ingest_paths
-    from esbubble.runner import run_bubble
     from esbubble.store.templates import init_indices
 
     sample = sample_dir()

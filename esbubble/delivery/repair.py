@@ -19,16 +19,23 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.budget import Budget, bucket_of
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
+from esbubble.core.budget import Budget, bucket_of
+from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
+from esbubble.core.relevance import TermStats
+from esbubble.core.score import (
+    ScoredCandidate,
+    Scorer,
+    chunk_words,
+    contains_phrase,
+    query_facets_of,
+    scorer_for,
+)
+from esbubble.core.select import gate_switches, relevance_value
+from esbubble.core.trace import Decision, RunContext, trace_record
+from esbubble.core.variants import VARIANTS
 from esbubble.models import Bubble, Candidate, Chunk, ReplacementEvent, SelectedChunk, TraceRecord
-from esbubble.relevance import TermStats
-from esbubble.score import ScoredCandidate, Scorer, chunk_words, contains_phrase, query_facets_of, scorer_for
-from esbubble.select import gate_switches, relevance_value
 from esbubble.text import query_terms, tokenize, word_set
-from esbubble.trace import Decision, RunContext, trace_record
-from esbubble.variants import VARIANTS
 
 
 class Facet(BaseModel):

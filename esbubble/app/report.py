@@ -3,7 +3,7 @@
 The page carries no JavaScript, no external CSS and no network references, so
 it opens the same way from a CI artefact, an e-mail or an air-gapped laptop.
 Plots are drawn from plain typed inputs (``ReportData``); computing those
-inputs from a batch lives in ``esbubble.evaluate`` and ``esbubble.rebubble``.
+inputs from a batch lives in ``esbubble.app.evaluate`` and ``esbubble.app.rebubble``.
 
 Figures follow the paper: tokens vs section coverage per variant (Figure 2),
 δ sensitivity (Figure 3), the candidate pruning funnel per stage (Figure 4)

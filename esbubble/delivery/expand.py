@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.budget import Budget, bucket_of
 from esbubble.config import BubbleConfig
+from esbubble.core.budget import Budget, bucket_of
 from esbubble.models import Bubble, Chunk, ExpansionEvent, SelectedChunk, TraceRecord
 
 ExpandMode = Literal["window", "parent"]

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from esbubble.bubble import build_bubble
+from esbubble.app.report import Table
 from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
+from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics
+from esbubble.core.relevance import TermStats
+from esbubble.core.variants import token_matched_config
 from esbubble.errors import InputError
-from esbubble.metrics import BubbleMetrics, aggregate, bubble_metrics
 from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Variant
-from esbubble.relevance import TermStats
-from esbubble.report import Table
-from esbubble.variants import token_matched_config
 
 if TYPE_CHECKING:
     from esbubble.store.connection import Store

@@ -24,11 +24,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.citations import anchor
 from esbubble.config import BubbleConfig
+from esbubble.core.tokens import count_tokens
+from esbubble.delivery.citations import anchor
+from esbubble.delivery.expand import Passage
 from esbubble.errors import ConfigError
-from esbubble.expand import Passage
-from esbubble.tokens import count_tokens
 
 DEFAULT_SYSTEM_PROMPT = (
     "Answer the question using only the sources in the user message.\n"

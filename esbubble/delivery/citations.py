@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from esbubble.assemble import AssembledPrompt
+    from esbubble.delivery.assemble import AssembledPrompt
 
 # "[Source 3]", and the list form "[Source 1, 3]" some models write.
 _CITATION = re.compile(r"\[Source\s+(\d+(?:\s*,\s*\d+)*)\]", re.IGNORECASE)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-from esbubble.gates import GATE_REASONS, GATE_STAGES, GateResults
+from esbubble.core.gates import GATE_REASONS, GATE_STAGES, GateResults
+from esbubble.core.relevance import Facet
+from esbubble.core.score import ScoredCandidate
 from esbubble.models import FinalReason, ReplacementEvent, StepDetails, TermMatch, TraceRecord, Variant
-from esbubble.relevance import Facet
-from esbubble.score import ScoredCandidate
 
 
 class Decision(NamedTuple):
@@ -54,7 +54,7 @@ def trace_id(run_id: str, chunk_id: str) -> str:
 
 
 def query_hash(query: str, key: bytes | None = None) -> str:
-    """HMAC-SHA256 of the query under the home's key (``esbubble.query_key``) for recorded runs;
+    """HMAC-SHA256 of the query under the home's key (``esbubble.app.query_key``) for recorded runs;
     plain SHA-256 where nothing is stored (``key=None``: evaluation)."""
     if key is None:
         return hashlib.sha256(query.encode()).hexdigest()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from esbubble.analysis import ENGLISH_STOP_WORDS, analyze, stem
+from esbubble.core.analysis import ENGLISH_STOP_WORDS, analyze, stem
 from esbubble.models import FinalReason, GateName, GateResult
 
 

@@ -2,7 +2,7 @@
 
 ``relevance`` is the paper's tf (``relevance = "tf"``) or the idf-weighted,
 saturated weight of the query facets a chunk matches in its text and context
-(``relevance = "bm25"``, see ``esbubble.relevance``). Every quantity depends
+(``relevance = "bm25"``, see ``esbubble.core.relevance``). Every quantity depends
 only on the candidate itself, the query, the profile, the term statistics and
 θ (a statistic of the whole candidate set), so scores do not depend on the
 order candidates arrive in.
@@ -16,10 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from esbubble.analysis import analyzed_counts
 from esbubble.config import BubbleConfig, PriorsConfig
-from esbubble.models import Candidate, Chunk
-from esbubble.relevance import (
+from esbubble.core.analysis import analyzed_counts
+from esbubble.core.relevance import (
     Facet,
     TermStats,
     TermWeight,
@@ -28,6 +27,7 @@ from esbubble.relevance import (
     stats_from_candidates,
     tf_weights,
 )
+from esbubble.models import Candidate, Chunk
 from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 

@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from esbubble.analysis import analyze, standard_tokens
+from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.text import query_terms
 
 

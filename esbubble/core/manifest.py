@@ -7,7 +7,7 @@ from typing import Any
 
 import esbubble
 from esbubble.config import BubbleConfig
-from esbubble.metrics import bubble_metrics
+from esbubble.core.metrics import bubble_metrics
 from esbubble.models import Bubble, EngineInfo, RunManifest, RunTotals
 
 

@@ -1,0 +1,1 @@
+"""The application layer: one run, delivery over a store, batches, evaluation, reports and the CLI."""
