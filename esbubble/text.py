@@ -40,8 +40,9 @@ def tokenize(text: str) -> list[str]:
 
 # Bump when ``tokenize`` or ``esbubble.core.analysis.analyze`` changes what it returns, or the stored
 # terms change shape: chunks whose stored terms carry another version are scored from their text
-# until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``.
-TERMS_VERSION = 2
+# until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``; version 3
+# follows UAX #29 for other numbers (½) and the joiners beyond ASCII (·, ‘).
+TERMS_VERSION = 3
 
 
 def term_counts(text: str) -> dict[str, int]:

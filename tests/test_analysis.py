@@ -112,3 +112,20 @@ def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> No
     finally:
         sys.setswitchinterval(interval)
     assert dict(zip(words, got, strict=True)) == expected
+
+
+def test_uax29_joiners_beyond_ascii_punctuation() -> None:
+    """MidLetter (·, ‧) joins letters, MidNum (⁄, ，) digits, MidNumLet (‘, ․, ．) either: ρ_b·T_B is one
+    word to the engine's standard tokenizer, as it is here."""
+    assert standard_tokens("ρ_b·T_B don‘t x․y a．b 3⁄4 1，2 1·2 x,y") == [
+        "ρ_b·T_B",
+        "don‘t",
+        "x․y",
+        "a．b",
+        "3⁄4",
+        "1，2",
+        "1",
+        "2",
+        "x",
+        "y",
+    ]

@@ -15,9 +15,10 @@ Lucene's ``PorterStemmer`` keeps: ``-bli`` becomes ``-ble`` (the paper has
 only ``-abli``) and ``-logi`` becomes ``-log`` ("technology" → "technolog").
 
 The tokenizer follows the word-boundary rules of Unicode's UAX #29 that
-matter for text: letters and digits form words, ``_`` joins, ``.``, ``'``,
-``’`` and ``:`` join two letters, ``.``, ``,``, ``;``, ``'`` and ``’`` join
-two digits, and every ideograph is a word of its own.
+matter for text: letters and digits form words, ``_`` joins, MidLetter
+(``:``, ``·``, …) joins two letters, MidNum (``,``, ``;``, ``⁄``, …) two
+digits, MidNumLet and the apostrophe (``.``, ``'``, ``’``, ``‘``, …) either,
+and every ideograph is a word of its own.
 """
 
 from __future__ import annotations
@@ -56,11 +57,18 @@ _OTHER_NUMBERS = (
 )
 _WORD_CHAR = rf"[^\W{_IDEOGRAPHIC}{_OTHER_NUMBERS}]"
 # A run of word characters with single joiners inside; which joiners really join is decided below.
-_CANDIDATE = re.compile(rf"{_WORD_CHAR}+(?:[.,;:'’]{_WORD_CHAR}+)*|[{_IDEOGRAPHIC}]")
+# UAX #29's word-joining punctuation: MidLetter joins letters, MidNum digits, MidNumLet and the
+# apostrophe (Single_Quote) either.
+_MID_LETTER = ":\u00b7\u0387\u05f4\u2027\ufe13\ufe55\uff1a"
+_MID_NUM = ",;\u037e\u0589\u060c\u060d\u066c\u07f8\u2044\ufe10\ufe14\ufe50\ufe54\uff0c\uff1b"
+_MID_NUM_LET = ".'\u2018\u2019\u2024\ufe52\uff07\uff0e"
+_CANDIDATE = re.compile(
+    rf"{_WORD_CHAR}+(?:[{_MID_LETTER}{_MID_NUM}{_MID_NUM_LET}]{_WORD_CHAR}+)*|[{_IDEOGRAPHIC}]"
+)
 _HAS_ALNUM = re.compile(rf"[^\W_]|[{_IDEOGRAPHIC}]")
-_JOINER = re.compile(r"[.,;:'’]")
-_LETTER_JOINERS = frozenset(".:'’")
-_DIGIT_JOINERS = frozenset(".,;'’")
+_JOINER = re.compile(f"[{_MID_LETTER}{_MID_NUM}{_MID_NUM_LET}]")
+_LETTER_JOINERS = frozenset(_MID_LETTER + _MID_NUM_LET)
+_DIGIT_JOINERS = frozenset(_MID_NUM + _MID_NUM_LET)
 _POSSESSIVES = ("'s", "’s", "'S", "’S")
 
 
