@@ -13,7 +13,7 @@ from datetime import datetime
 
 from esbubble.config import BubbleConfig
 from esbubble.core.relevance import TermStats
-from esbubble.core.score import engine_order_key, resolve_theta, score_candidates
+from esbubble.core.score import ScoredCandidate, engine_order_key, resolve_theta, score_candidates
 from esbubble.core.select import select
 from esbubble.core.trace import Decision, RunContext, query_hash, trace_records
 from esbubble.core.variants import VARIANTS
@@ -33,11 +33,17 @@ def _check_unique(candidates: Sequence[Candidate]) -> None:
 
 
 def _selected_chunk(decision: Decision) -> SelectedChunk:
-    scored = decision.scored
     assert decision.selection_order is not None
+    return selected_chunk(
+        decision.scored, rank=decision.rank, order=decision.selection_order, overlap=decision.overlap
+    )
+
+
+def selected_chunk(scored: ScoredCandidate, *, rank: int, order: int, overlap: float) -> SelectedChunk:
+    """A chunk that entered the bubble, with the numbers it entered on (selection and repair)."""
     return SelectedChunk(
-        rank=decision.rank,
-        selection_order=decision.selection_order,
+        rank=rank,
+        selection_order=order,
         chunk=scored.candidate.chunk,
         tf=scored.tf,
         relevance=scored.relevance,
@@ -45,7 +51,7 @@ def _selected_chunk(decision: Decision) -> SelectedChunk:
         len_penalty=scored.len_penalty,
         score=scored.score_final,
         es_score=scored.candidate.es_score,
-        overlap=decision.overlap,
+        overlap=overlap,
     )
 
 

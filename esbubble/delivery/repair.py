@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig, parse_config
+from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, bucket_of
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
 from esbubble.core.relevance import TermStats
@@ -303,20 +304,8 @@ class _RepairState:
         parts = f"newcomer {swap.newcomer_utility.model_dump()}, victim {swap.victim_utility.model_dump()}"
         known = self.records.get(candidate.chunk_id)
         rank = known.rank if known is not None else len(bubble.trace) + len(self.extra_records) + 1
-        scores = candidate
         gates = swap.gates
-        entrant = SelectedChunk(
-            rank=rank,
-            selection_order=order,
-            chunk=candidate.candidate.chunk,
-            tf=scores.tf,
-            relevance=scores.relevance,
-            boost=scores.boost,
-            len_penalty=scores.len_penalty,
-            score=scores.score_final,
-            es_score=candidate.candidate.es_score,
-            overlap=gates.redundancy.value,
-        )
+        entrant = selected_chunk(candidate, rank=rank, order=order, overlap=gates.redundancy.value)
         self.selected = [s for s in self.selected if s is not swap.victim] + [entrant]
         decision = Decision(
             # The newcomer's record lists no facet or term matches: repair's facets are lexical, not
