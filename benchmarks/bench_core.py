@@ -21,7 +21,7 @@ from esbubble.core.bubble import build_bubble
 from esbubble.core.score import score_candidates
 from esbubble.core.select import select
 from esbubble.core.tokens import count_many, get_encoding
-from esbubble.core.trace import RunContext, trace_records
+from esbubble.core.trace import RunContext, json_time, trace_records
 from esbubble.core.variants import VARIANTS
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.models import Candidate, Chunk
@@ -91,8 +91,8 @@ def stage_stats(
     candidates = synthetic_candidates(chunks, k)
     switches = VARIANTS[config.bubble.variant]
     run = RunContext(
-        run_id="stages", now=datetime.now(UTC), query_digest="-", variant=config.bubble.variant,
-        delta=config.bubble.overlap_threshold,
+        run_id="stages", timestamp=json_time(datetime.now(UTC)), query_digest="-",
+        variant=config.bubble.variant, delta=config.bubble.overlap_threshold,
     )  # fmt: skip
     samples: dict[str, list[float]] = {"score": [], "select": [], "trace": []}
     for _ in range(rounds):

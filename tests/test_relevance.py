@@ -48,6 +48,6 @@ def test_no_relevance_from_a_term_the_engine_counts_in_no_chunk(store: Store) ->
     dropped = {t for t, df in retrieval.term_stats.df.items() if df == 0}
     stats = retrieval.term_stats
     bubble = build_bubble(query, retrieval.candidates, config, run_id="rel", now=NOW, stats=stats)
-    matched = [{m.term for m in record.step_details.terms} for record in bubble.trace]
+    matched = [{m["term"] for m in record["step_details"]["terms"]} for record in bubble.trace]
     assert any(terms for terms in matched)  # the indexed terms do count
     assert all(not terms & dropped for terms in matched)
