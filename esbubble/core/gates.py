@@ -89,10 +89,11 @@ class Verdicts:
 
     def result(self, gate: GateName, value: float, limit: float) -> GateDict:
         key = (gate, value, limit)
-        found = self._shared.get(key)
-        if found is None:
+        try:
+            return self._shared[key]
+        except KeyError:
             found = self._shared[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
-        return found
+            return found
 
 
 def run_gates(
@@ -168,8 +169,10 @@ def first_failure(results: Sequence[GateDict]) -> GateDict | None:
 
 def reason_of(results: Sequence[GateDict]) -> FinalReason:
     """The final reason the gate results give: the first failure's, else ``passed_all_gates``."""
-    failed = first_failure(results)
-    return "passed_all_gates" if failed is None else GATE_REASONS[failed["gate"]]
+    for result in results:
+        if not result["passed"]:
+            return GATE_REASONS[result["gate"]]
+    return "passed_all_gates"
 
 
 def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
@@ -209,13 +212,23 @@ class Redundancy:
         self._asked = query_word_test(query_terms) if mode == "chunk" else None
         self._union: set[str] = set()
         self._chosen: list[frozenset[str]] = []
+        # ``chunk``: per word set (by object, alive while measured), how many chosen chunks it was
+        # compared with and the most words it shared with one, so a second look compares only newcomers.
+        self._compared: dict[int, tuple[frozenset[str], int, int]] = {}
 
     def overlap(self, words: frozenset[str]) -> float:
         if not words:
             return 0.0
         if self._asked is None:
             return len(words.intersection(self._union)) / len(words)
-        shared = max((len(words.intersection(other)) for other in self._chosen), default=0)
+        chosen = self._chosen
+        seen = self._compared.get(id(words))
+        if seen is not None and seen[0] is words:
+            _, start, shared = seen
+            shared = max(shared, max(map(len, map(words.intersection, chosen[start:])), default=0))
+        else:
+            shared = max(map(len, map(words.intersection, chosen)), default=0)
+        self._compared[id(words)] = (words, len(chosen), shared)
         return shared / len(words)
 
     def admit(self, words: frozenset[str]) -> None:
