@@ -85,15 +85,15 @@ class Verdicts:
 
     def __init__(self, enabled: Mapping[GateName, bool]) -> None:
         self.enabled = {gate.name: enabled.get(gate.name, True) for gate in GATES}
-        self._shared: dict[tuple[GateName, float, float], GateDict] = {}
+        # Per gate, in gate order: its verdicts by measurement (value, limit).
+        self.by_gate: tuple[dict[Check, GateDict], ...] = tuple({} for _ in GATES)
 
-    def result(self, gate: GateName, value: float, limit: float) -> GateDict:
-        key = (gate, value, limit)
-        try:
-            return self._shared[key]
-        except KeyError:
-            found = self._shared[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
-            return found
+    def new(self, gate: GateName, check: Check) -> GateDict:
+        """Build and keep the verdict of a measurement not seen before in this run."""
+        found = self.by_gate[GATE_ORDER.index(gate)][check] = gate_result(
+            gate, *check, enabled=self.enabled[gate]
+        )
+        return found
 
 
 def run_gates(
@@ -105,14 +105,19 @@ def run_gates(
     global_budget: Check,
     max_chunks: Check,
 ) -> GateResults:
-    """Every gate of the table on one candidate's measurements, by name."""
-    result = verdicts.result
+    """Every gate of the table on one candidate's measurements, by name.
+
+    A measurement seen before in the run gets the verdict built then (looked up by the measurement
+    itself: this runs for every candidate, and again for each one a second pass re-decides).
+    """
+    by_relevance, by_redundancy, by_section, by_global, by_count = verdicts.by_gate
+    new = verdicts.new
     return GateResults(
-        result("relevance", *relevance),
-        result("redundancy", *redundancy),
-        result("section_budget", *section_budget),
-        result("global_budget", *global_budget),
-        result("max_chunks", *max_chunks),
+        by_relevance.get(relevance) or new("relevance", relevance),
+        by_redundancy.get(redundancy) or new("redundancy", redundancy),
+        by_section.get(section_budget) or new("section_budget", section_budget),
+        by_global.get(global_budget) or new("global_budget", global_budget),
+        by_count.get(max_chunks) or new("max_chunks", max_chunks),
     )
 
 
