@@ -32,7 +32,7 @@ def test_a_term_the_index_holds_in_no_chunk_earns_nothing() -> None:
     weights, matches = bm25_weights(FACETS, stats, {"under": 3, "licens": 2}, {}, context_weight=0.5, k1=1.2)
     assert weights[0] == 0.0
     assert weights[1] > 0
-    assert [m.term for m in matches] == ["licens"]
+    assert [m["term"] for m in matches] == ["licens"]
     assert not stats.unindexed("licens")
     assert not TermStats(doc_count=400, df={}).unindexed("under")  # not counted: no verdict
 

@@ -23,9 +23,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import NamedTuple
 
 from esbubble.core.analysis import analyze, standard_tokens
+from esbubble.models import TermMatchDict
 from esbubble.text import query_terms
 
 
@@ -118,18 +118,6 @@ def saturate(x: float, k1: float) -> float:
     return x * (k1 + 1.0) / (x + k1) if x > 0 else 0.0
 
 
-class TermWeight(NamedTuple):
-    """One query term in one chunk (only terms the chunk matches are kept); a named tuple, built on the
-    hot path for every match."""
-
-    facet: str
-    term: str
-    idf: float
-    tf: int
-    context_tf: int
-    weight: float
-
-
 # Per facet, its name and the (term, idf) of each of its terms the index holds: idf once per run.
 IdfTable = tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
 
@@ -150,8 +138,9 @@ def bm25_weights(
     *,
     context_weight: float,
     k1: float,
-) -> tuple[tuple[float, ...], tuple[TermWeight, ...]]:
-    """Each facet's weight in one chunk (the best of its terms), and the matched terms behind them."""
+) -> tuple[tuple[float, ...], tuple[TermMatchDict, ...]]:
+    """Each facet's weight in one chunk (the best of its terms), and the matched terms behind them
+    (only terms the chunk matches, each as the trace record lists it)."""
     return table_weights(idf_table(facets, stats), text, context, context_weight=context_weight, k1=k1)
 
 
@@ -162,10 +151,10 @@ def table_weights(
     *,
     context_weight: float,
     k1: float,
-) -> tuple[tuple[float, ...], tuple[TermWeight, ...]]:
+) -> tuple[tuple[float, ...], tuple[TermMatchDict, ...]]:
     """``bm25_weights`` with the run's ``idf_table`` computed once, not once per chunk."""
     per_facet: list[float] = []
-    matched: list[TermWeight] = []
+    matched: list[TermMatchDict] = []
     for name, terms in table:
         best = 0.0
         for term, idf in terms:
@@ -174,7 +163,9 @@ def table_weights(
             if not tf and not ctx:
                 continue
             weight = idf * saturate(tf + context_weight * ctx, k1)
-            matched.append(TermWeight(name, term, idf, tf, ctx, weight))
+            matched.append(
+                {"facet": name, "term": term, "idf": idf, "tf": tf, "context_tf": ctx, "weight": weight}
+            )
             best = max(best, weight)
         per_facet.append(best)
     return tuple(per_facet), tuple(matched)

@@ -22,14 +22,13 @@ from esbubble.core.relevance import (
     Facet,
     IdfTable,
     TermStats,
-    TermWeight,
     idf_table,
     query_facets,
     stats_from_candidates,
     table_weights,
     tf_weights,
 )
-from esbubble.models import Candidate, Chunk
+from esbubble.models import Candidate, Chunk, TermMatchDict
 from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 
@@ -51,7 +50,7 @@ class ScoredCandidate(NamedTuple):
     score_final: float
     words: frozenset[str]
     facet_weights: tuple[float, ...]
-    matches: tuple[TermWeight, ...] = ()
+    matches: tuple[TermMatchDict, ...] = ()
 
     @property
     def chunk_id(self) -> str:
@@ -306,7 +305,7 @@ class Scorer:
         counts = terms.counts
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(self.paper_terms, counts))
-        matches: tuple[TermWeight, ...] = ()
+        matches: tuple[TermMatchDict, ...] = ()
         if self.stats is not None:
             text_stems, context_stems = terms.stems()
             weights, matches = table_weights(

@@ -164,17 +164,7 @@ def trace_record(
             "expansion": [],
             "replacement": None if replacement is None else replacement.model_dump(mode="json"),
             "notes": list(notes),
-            "terms": [
-                {
-                    "facet": m.facet,
-                    "term": m.term,
-                    "idf": m.idf,
-                    "tf": m.tf,
-                    "context_tf": m.context_tf,
-                    "weight": m.weight,
-                }
-                for m in scored.matches
-            ],
+            "terms": list(scored.matches),  # shared with the scored candidate, never changed
             "covered": covered,
             "coverage": coverage,
         },
