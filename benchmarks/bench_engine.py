@@ -18,7 +18,7 @@ from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
 from esbubble.core.manifest import build_manifest
 from esbubble.ingest import IngestOptions, ingest_paths, read_document
-from esbubble.models import RunManifest, TraceRecord
+from esbubble.models import RunManifest, TraceDict
 from esbubble.queryset import QueryCase
 from esbubble.store.audit import BackgroundTraceWriter, TraceWriter, WriteResult
 from esbubble.store.chunks import index_chunks
@@ -102,13 +102,13 @@ def bubble_samples(
 
 def _prepared_run(
     store: Store, query: str, config: BubbleConfig, run_id: str
-) -> tuple[RunManifest, list[TraceRecord]]:
+) -> tuple[RunManifest, list[TraceDict]]:
     return built_run(store, retrieve(store, query, config), config, run_id)
 
 
 def built_run(
     store: Store, retrieval: Retrieval, config: BubbleConfig, run_id: str
-) -> tuple[RunManifest, list[TraceRecord]]:
+) -> tuple[RunManifest, list[TraceDict]]:
     """The manifest and trace records of one run on ``retrieval``, ready to write."""
     now = datetime.now(UTC)
     bubble = build_bubble(retrieval.query, retrieval.candidates, config, run_id=run_id, now=now)
@@ -175,7 +175,7 @@ class CountingWriter(TraceWriter):
         super().__init__(store.client, store.names, store.settings.home)
         self.records = 0
 
-    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+    def write(self, manifest: RunManifest, records: Sequence[TraceDict]) -> WriteResult:
         self.records += len(records) + 1
         return WriteResult(written=0)
 

@@ -86,14 +86,12 @@ def _seed_history(home: Path, records: int) -> int:
             source.update({"run_id": clone_id, "@timestamp": stamp.isoformat()})
             manifests.append({"_index": names.runs_index(stamp), "_id": clone_id, "_source": source})
             for record in traces[: min(per_run, records - n * per_run)]:
-                body = record.model_dump(mode="json", by_alias=True)
-                body.update(
-                    {
-                        "run_id": clone_id,
-                        "trace_id": f"{clone_id}:{record.rank}",
-                        "@timestamp": stamp.isoformat(),
-                    }
-                )
+                body: dict[str, object] = {
+                    **record,
+                    "run_id": clone_id,
+                    "trace_id": f"{clone_id}:{record['rank']}",
+                    "@timestamp": stamp.isoformat(),
+                }
                 actions.append(
                     {"_index": names.traces_index(stamp), "_id": body["trace_id"], "_source": body}
                 )

@@ -143,6 +143,7 @@ def measure(plan: Plan, url: str | None, *, core_only: bool = False) -> dict[str
     results.update(
         bench_core.postprocess_stats(queries, chunks, config, (50, 200, 1000), rounds=plan.core_rounds)
     )
+    results.update(bench_core.cold_stats(queries, chunks, config, 200, rounds=plan.core_rounds))
     for k in (200, 1000):
         results.update(bench_core.stage_stats(queries, chunks, config, k, rounds=plan.core_rounds))
     if not core_only:

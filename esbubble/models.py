@@ -2,15 +2,18 @@
 
 These are plain data. The stages that produce and consume them live in their
 own modules (``score``, ``gates``, ``select`` …); the Elasticsearch side
-serialises them with ``model_dump(mode="json", by_alias=True)``.
+serialises them with ``model_dump(mode="json", by_alias=True)``. Trace records
+are the exception: the core builds them as plain dictionaries (``TraceDict``),
+whose schema is the pydantic ``TraceRecord``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
+from typing_extensions import TypedDict
 
 SourceType = Literal["xlsx", "csv", "pdf", "docx", "markdown", "text"]
 Variant = Literal["engine_topk", "flat_topk", "structure", "diversity", "full"]
@@ -35,31 +38,8 @@ REJECTION_REASONS: tuple[FinalReason, ...] = (
 )
 
 
-# Bound once: ``trusted`` runs for every gate result and trace record of every run.
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-
-
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @classmethod
-    def trusted(cls, values: dict[str, Any]) -> Self:
-        """A record from values that already have the field types, without validation.
-
-        For the post-processing hot path, where every value comes from validated
-        records or typed arithmetic: validating ~35 fields per candidate cost more
-        than scoring it. ``values`` must name every field (defaults included);
-        ``tests/test_trusted_records.py`` checks that such records equal their
-        validated twins and serialise without warnings. Unlike ``model_construct``
-        it does no default or alias handling, which is what makes it cheap.
-        """
-        record = _new_object(cls)
-        _set_attribute(record, "__dict__", values)
-        _set_attribute(record, "__pydantic_fields_set__", set(values))
-        _set_attribute(record, "__pydantic_extra__", None)
-        _set_attribute(record, "__pydantic_private__", None)
-        return record
 
 
 class ChunkTerms(_Record):
@@ -265,6 +245,90 @@ class TraceRecord(_Record):
         return data
 
 
+# The trace as the core builds it: plain JSON-ready dictionaries, built once per candidate and written
+# to the audit index as they are. Their schema is ``TraceRecord`` above (with ``GateResult``,
+# ``TermMatch``, ``StepDetails``): tests validate what the core builds against it
+# (``tests/test_trace_schema.py``), and records read back from Elasticsearch pass through it
+# (``trace_dict``). ``typing_extensions.TypedDict`` because pydantic needs it on Python 3.11.
+class GateDict(TypedDict):
+    gate: GateName
+    passed: bool
+    value: float
+    limit: float
+    rule: str
+    enabled: bool
+
+
+class TermMatchDict(TypedDict):
+    facet: str
+    term: str
+    idf: float
+    tf: int
+    context_tf: int
+    weight: float
+
+
+class StepDetailsDict(TypedDict):
+    gates: list[GateDict]
+    second_pass: list[GateDict]
+    pool_remaining: float | None
+    expansion: list[dict[str, Any]]  # ExpansionEvent, as JSON
+    replacement: dict[str, Any] | None  # ReplacementEvent, as JSON
+    notes: list[str]
+    terms: list[TermMatchDict]
+    covered: list[str]
+    coverage: dict[str, float]
+
+
+TraceDict = TypedDict(
+    "TraceDict",
+    {
+        "trace_id": str,
+        "run_id": str,
+        "batch_id": str | None,
+        "@timestamp": str,
+        "query_hash": str,
+        "variant": Variant,
+        "rank": int,
+        "chunk_id": str,
+        "doc_id": str,
+        "section": str,
+        "sheet_name": str | None,
+        "bucket": str,
+        "row_number": int | None,
+        "page": int | None,
+        "token_count": int,
+        "tf": float,
+        "relevance": float | None,
+        "boost": float,
+        "len_penalty": float,
+        "score_raw": float,
+        "score_final": float,
+        "gain": float | None,
+        "facets": list[str],
+        "facets_new": list[str],
+        "es_score": float,
+        "es_rank": int,
+        "overlap": float,
+        "threshold": float,
+        "budget_remaining": float,
+        "bucket_remaining": float,
+        "stage": str,
+        "step_decision": Literal["pass", "fail"],
+        "final_decision": FinalDecision,
+        "final_reason": FinalReason,
+        "selection_order": int | None,
+        "step_details": StepDetailsDict,
+    },
+)
+
+
+def trace_dict(source: Any) -> TraceDict:
+    """A trace record read from outside (Elasticsearch, a spool file) as the core's plain structure,
+    validated against ``TraceRecord`` on the way in."""
+    return cast(TraceDict, TraceRecord.model_validate(source).model_dump(mode="json", by_alias=True))
+
+
 class EngineInfo(_Record):
     name: str
     version: str
@@ -332,7 +396,8 @@ class Bubble(_Record):
     budget: int
     delta: float
     selected: list[SelectedChunk]
-    trace: list[TraceRecord]
+    # Built by the core from validated values (its schema is tested, see ``TraceDict``): not re-validated.
+    trace: Annotated[list[TraceDict], SkipValidation]
     batch_id: str | None = None
     query_redacted: bool = False
     query_hash: str = Field(description="keyed hash of the query (see esbubble.app.query_key)")
@@ -357,6 +422,6 @@ class Bubble(_Record):
     def rejected(self) -> dict[str, int]:
         counts: dict[str, int] = dict.fromkeys(REJECTION_REASONS, 0)
         for record in self.trace:
-            if record.final_decision == "rejected" and record.final_reason in counts:
-                counts[record.final_reason] += 1
+            if record["final_decision"] == "rejected" and record["final_reason"] in counts:
+                counts[record["final_reason"]] += 1
         return counts

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from esbubble.core.trace import query_hash
-from esbubble.models import Bubble, Chunk, SelectedChunk, SourceType, StepDetails, TraceRecord
+from esbubble.models import (
+    Bubble,
+    Chunk,
+    SelectedChunk,
+    SourceType,
+    StepDetails,
+    TraceDict,
+    TraceRecord,
+    trace_dict,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -45,8 +54,8 @@ def make_chunk(
     )
 
 
-def make_record(chunk: Chunk, *, rank: int, selected: bool, order: int | None = None) -> TraceRecord:
-    return TraceRecord(
+def make_record(chunk: Chunk, *, rank: int, selected: bool, order: int | None = None) -> TraceDict:
+    record = TraceRecord(
         trace_id=f"run:{chunk.chunk_id}",
         run_id="run",
         timestamp=NOW,
@@ -80,6 +89,7 @@ def make_record(chunk: Chunk, *, rank: int, selected: bool, order: int | None = 
         selection_order=order,
         step_details=StepDetails(),
     )
+    return trace_dict(record)
 
 
 def make_bubble(

@@ -505,7 +505,7 @@ def test_an_empty_bubble_says_why_with_the_rejections_most_common_first() -> Non
     assert empty_reason(nothing) == "no chunk matched the query"
     big = [text_candidate(f"c{i}", "Scope", f"membrane scope item {i}", 50) for i in range(3)]
     too_big = build_bubble("membrane", big, config, run_id="r1", now=now)
-    reasons = {r.final_reason for r in too_big.trace}
+    reasons = {r["final_reason"] for r in too_big.trace}
     assert len(too_big.trace) == 3 and not too_big.selected
     assert empty_reason(too_big) == f"all 3 candidates rejected: {reasons.pop()} 3" and not reasons
     one = build_bubble("membrane", big[:1], config, run_id="r2", now=now)

@@ -114,13 +114,13 @@ def test_recorded_delivery_run_writes_the_final_trace(store: Store) -> None:
     assert outcome.write_result.written == len(delivery.bubble.trace) + 1
     manifest, records = read_run(store, outcome.manifest.run_id)
     assert {"repair", "expand", "assemble"} <= set(manifest.timings_ms)
-    stored = {r.chunk_id: r for r in records}
-    assert stored == {r.chunk_id: r for r in delivery.bubble.trace}
+    stored = {r["chunk_id"]: r for r in records}
+    assert stored == {r["chunk_id"]: r for r in delivery.bubble.trace}
     assert delivery.repair is not None and len(delivery.repair.events) == 1
-    assert [r.final_reason for r in records].count("replaced") == 1
-    assert any(r.step_details.expansion for r in records)
+    assert [r["final_reason"] for r in records].count("replaced") == 1
+    assert any(r["step_details"]["expansion"] for r in records)
     selected = {s.chunk.chunk_id for s in delivery.bubble.selected}
-    assert all(stored[cid].final_decision == "selected" for cid in selected if cid in stored)
+    assert all(stored[cid]["final_decision"] == "selected" for cid in selected if cid in stored)
     anchors = [a for p in delivery.expansion.passages for a in p.anchor_ids]
     assert sorted(anchors) == sorted(selected)
 

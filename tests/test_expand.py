@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.delivery.expand import plan_expansion
-from esbubble.models import Chunk
+from esbubble.models import Chunk, ExpansionEvent
 
 
 def window_config(radius: int = 1, **expand: object) -> BubbleConfig:
@@ -87,11 +87,13 @@ def test_rejected_candidate_pulled_in_becomes_expanded_into() -> None:
     chunks = doc("a", 3)
     bubble = make_bubble([chunks[1]], rejected=[chunks[2]])
     result = plan_expansion(bubble, chunks, window_config())
-    records = {r.chunk_id: r for r in result.bubble.trace}
-    assert records["a#2"].final_reason == "expanded_into"
-    assert records["a#2"].final_decision == "selected"
-    assert records["a#2"].stage == "expand"
-    assert reasons(records["a#1"].step_details.expansion) == ["fits: a#2", "fits: a#0"]
+    records = {r["chunk_id"]: r for r in result.bubble.trace}
+    assert records["a#2"]["final_reason"] == "expanded_into"
+    assert records["a#2"]["final_decision"] == "selected"
+    assert records["a#2"]["stage"] == "expand"
+    assert reasons(
+        [ExpansionEvent.model_validate(e) for e in records["a#1"]["step_details"]["expansion"]]
+    ) == ["fits: a#2", "fits: a#0"]
 
 
 def test_bucket_cap_refuses_a_neighbour_in_a_full_bucket() -> None:
@@ -181,9 +183,7 @@ def test_expansion_stays_in_budget_and_never_repeats_text(
 def test_a_chunk_repair_evicted_is_not_brought_back_as_a_neighbour() -> None:
     chunks = doc("a", 3)
     bubble = make_bubble([chunks[1]], rejected=[chunks[2]])
-    trace = [
-        r.model_copy(update={"final_reason": "replaced"}) if r.chunk_id == "a#2" else r for r in bubble.trace
-    ]
+    trace = [{**r, "final_reason": "replaced"} if r["chunk_id"] == "a#2" else r for r in bubble.trace]
     result = plan_expansion(bubble.model_copy(update={"trace": trace}), chunks, window_config(radius=2))
     assert result.passages[0].chunk_ids == ["a#0", "a#1"]
     assert "replaced_by_repair: a#2" in reasons(result.events)

@@ -134,16 +134,17 @@ def _check_invariants(bubble_config: BubbleConfig, candidates: list[Candidate], 
     assert bubble.tokens_used <= params.token_budget
     assert len(bubble.selected) <= params.max_chunks
     assert len(set(selected_ids)) == len(selected_ids)
-    assert sorted(r.chunk_id for r in bubble.trace) == sorted(c.chunk.chunk_id for c in candidates)
-    chosen = {r.chunk_id for r in bubble.trace if r.final_decision == "selected"}
+    assert sorted(r["chunk_id"] for r in bubble.trace) == sorted(c.chunk.chunk_id for c in candidates)
+    chosen = {r["chunk_id"] for r in bubble.trace if r["final_decision"] == "selected"}
     assert chosen == set(selected_ids)
     assert [s.selection_order for s in bubble.selected] == list(
         range(1, len(selected_ids) + 1)
     ) or not selected_ids
     for record in bubble.trace:
-        assert (record.final_reason == "passed_all_gates") == (record.final_decision == "selected")
+        assert (record["final_reason"] == "passed_all_gates") == (record["final_decision"] == "selected")
         assert all(
-            math.isfinite(v) for v in (record.score_final, record.tf, record.boost, record.len_penalty)
+            math.isfinite(v)
+            for v in (record["score_final"], record["tf"], record["boost"], record["len_penalty"])
         )
     if params.slack_policy == "strict" and VARIANTS[params.variant].section_budgets:
         for bucket, cap in bubble.bucket_caps.items():

@@ -24,36 +24,36 @@ def test_overlap_is_the_share_of_the_chunks_words_already_in_the_bubble() -> Non
 
 
 def test_relevance_needs_a_score_strictly_above_min_score() -> None:
-    assert relevance_gate(1.01, 1.0).passed
-    assert not relevance_gate(1.0, 1.0).passed
-    assert relevance_gate(0.5, 1.0).model_dump() == {
+    assert relevance_gate(1.01, 1.0)["passed"]
+    assert not relevance_gate(1.0, 1.0)["passed"]
+    assert relevance_gate(0.5, 1.0) == {
         "gate": "relevance", "passed": False, "value": 0.5, "limit": 1.0,
         "rule": "value > limit", "enabled": True,
     }  # fmt: skip
 
 
 def test_redundancy_rejects_at_delta_and_above() -> None:
-    assert redundancy_gate(0.54, 0.55).passed
-    assert not redundancy_gate(0.55, 0.55).passed
-    assert not redundancy_gate(1.0, 1.0).passed
+    assert redundancy_gate(0.54, 0.55)["passed"]
+    assert not redundancy_gate(0.55, 0.55)["passed"]
+    assert not redundancy_gate(1.0, 1.0)["passed"]
 
 
 def test_budget_gates_admit_an_exact_fit() -> None:
-    assert section_budget_gate(100, 100.0).passed
-    assert not section_budget_gate(101, 100.0).passed
-    assert global_budget_gate(0, 0.0).passed
-    assert not global_budget_gate(1, 0.0).passed
+    assert section_budget_gate(100, 100.0)["passed"]
+    assert not section_budget_gate(101, 100.0)["passed"]
+    assert global_budget_gate(0, 0.0)["passed"]
+    assert not global_budget_gate(1, 0.0)["passed"]
 
 
 def test_max_chunks_admits_while_the_bubble_is_below_it() -> None:
-    assert max_chunks_gate(9, 10).passed
-    assert not max_chunks_gate(10, 10).passed
+    assert max_chunks_gate(9, 10)["passed"]
+    assert not max_chunks_gate(10, 10)["passed"]
 
 
 def test_a_disabled_gate_is_logged_and_passes() -> None:
     gate = redundancy_gate(0.99, 0.5, enabled=False)
-    assert (gate.enabled, gate.passed, gate.value, gate.limit) == (False, True, 0.99, 0.5)
-    assert section_budget_gate(500, 10.0, enabled=False).passed
+    assert (gate["enabled"], gate["passed"], gate["value"], gate["limit"]) == (False, True, 0.99, 0.5)
+    assert section_budget_gate(500, 10.0, enabled=False)["passed"]
 
 
 def test_the_first_failing_gate_in_order_gives_the_reason() -> None:

@@ -77,11 +77,13 @@ def test_eight_bubbles_and_a_batch_at_once_keep_every_trace_whole_and_separate(d
             manifest, records = read_run(store, output["run_id"])
             assert manifest.query == query
             assert len(records) == manifest.totals.candidates > 0
-            assert {r.run_id for r in records} == {output["run_id"]}
-            assert {r.query_hash for r in records} == {manifest.query_hash}
-            assert len({r.trace_id for r in records}) == len(records)
+            assert {r["run_id"] for r in records} == {output["run_id"]}
+            assert {r["query_hash"] for r in records} == {manifest.query_hash}
+            assert len({r["trace_id"] for r in records}) == len(records)
             selected = [
-                r.chunk_id for r in sorted(records, key=lambda r: r.selection_order or 0) if r.selection_order
+                r["chunk_id"]
+                for r in sorted(records, key=lambda r: r["selection_order"] or 0)
+                if r["selection_order"]
             ]
             assert selected == [c["chunk_id"] for c in output["selected"]]
             records_total += len(records)
@@ -89,9 +91,9 @@ def test_eight_bubbles_and_a_batch_at_once_keep_every_trace_whole_and_separate(d
         assert len(manifests) == len(cases)
         batch_records = trace_records(store, [m.run_id for m in manifests])
         for manifest in manifests:
-            mine = [r for r in batch_records if r.run_id == manifest.run_id]
+            mine = [r for r in batch_records if r["run_id"] == manifest.run_id]
             assert len(mine) == manifest.totals.candidates
-            assert {r.batch_id for r in mine} == {batch_out["batch_id"]}
+            assert {r["batch_id"] for r in mine} == {batch_out["batch_id"]}
         records_total += len(batch_records)
     runs = CONCURRENT_BUBBLES + len(cases)
     print(

@@ -65,7 +65,7 @@ def test_manifest_records_config_policy_totals_and_context() -> None:
     assert manifest.totals.rejected["too_redundant"] == 1
     assert manifest.totals.rejected["low_relevance"] == 1
     assert manifest.timings_ms == {"retrieve": 1.5, "bubble": 0.2}
-    assert manifest.query_hash == bubble.trace[0].query_hash
+    assert manifest.query_hash == bubble.trace[0]["query_hash"]
 
 
 def test_manifest_config_is_the_one_that_ran_and_redaction_holds() -> None:

@@ -18,7 +18,7 @@ import pytest
 from esbubble.config import BubbleConfig, load_profile
 from esbubble.core.bubble import build_bubble
 from esbubble.core.metrics import bubble_metrics
-from esbubble.models import Bubble, Candidate, Chunk, TraceRecord
+from esbubble.models import Bubble, Candidate, Chunk, TraceDict
 
 PROFILE = """
 [bubble]
@@ -96,8 +96,8 @@ def bubble(config: BubbleConfig) -> Bubble:
     return build_bubble(QUERY, candidates, config, run_id="table4", now=datetime(2026, 1, 1, tzinfo=UTC))
 
 
-def _record(bubble: Bubble, chunk_id: str) -> TraceRecord:
-    return next(r for r in bubble.trace if r.chunk_id == chunk_id)
+def _record(bubble: Bubble, chunk_id: str) -> TraceDict:
+    return next(r for r in bubble.trace if r["chunk_id"] == chunk_id)
 
 
 @pytest.mark.parametrize(
@@ -112,27 +112,27 @@ def _record(bubble: Bubble, chunk_id: str) -> TraceRecord:
 def test_table4_row(bubble: Bubble, row: tuple[str, float, float, float, str, str]) -> None:
     chunk_id, tf, boost, overlap, decision, reason = row
     record = _record(bubble, chunk_id)
-    assert record.tf == tf
-    assert record.boost == pytest.approx(boost)
-    assert record.len_penalty == pytest.approx(0.5)
-    assert record.score_final == pytest.approx((tf + boost) * 0.5)
-    assert round(record.overlap, 2) == overlap
-    assert record.final_decision == decision
-    assert record.final_reason == reason
+    assert record["tf"] == tf
+    assert record["boost"] == pytest.approx(boost)
+    assert record["len_penalty"] == pytest.approx(0.5)
+    assert record["score_final"] == pytest.approx((tf + boost) * 0.5)
+    assert round(record["overlap"], 2) == overlap
+    assert record["final_decision"] == decision
+    assert record["final_reason"] == reason
 
 
 def test_table4_stages_and_order(bubble: Bubble) -> None:
     assert [s.chunk.chunk_id for s in bubble.selected] == ["X000918", "X001005"]
-    assert [r.chunk_id for r in bubble.trace] == ["X000918", "X000921", "X001005", "X000112"]
-    assert _record(bubble, "X000921").stage == "overlap_gate"
-    assert _record(bubble, "X000112").stage == "relevance_gate"
-    assert _record(bubble, "X000918").stage == "selection"
+    assert [r["chunk_id"] for r in bubble.trace] == ["X000918", "X000921", "X001005", "X000112"]
+    assert _record(bubble, "X000921")["stage"] == "overlap_gate"
+    assert _record(bubble, "X000112")["stage"] == "relevance_gate"
+    assert _record(bubble, "X000918")["stage"] == "selection"
     assert bubble.theta == 20.0
 
 
 def test_table4_redundancy_gate_numbers(bubble: Bubble) -> None:
-    gate = next(g for g in _record(bubble, "X000921").step_details.gates if g.gate == "redundancy")
-    assert (gate.passed, gate.limit, round(gate.value, 2)) == (False, 0.55, 0.78)
+    gate = next(g for g in _record(bubble, "X000921")["step_details"]["gates"] if g["gate"] == "redundancy")
+    assert (gate["passed"], gate["limit"], round(gate["value"], 2)) == (False, 0.55, 0.78)
 
 
 def test_table4_metrics(bubble: Bubble) -> None:

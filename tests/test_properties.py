@@ -18,7 +18,7 @@ from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.analysis import analyze
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import GATE_REASONS
-from esbubble.models import Bubble, Candidate, Chunk, GateResult, TraceRecord
+from esbubble.models import Bubble, Candidate, Chunk, GateDict, TraceDict
 from esbubble.text import word_set
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -105,7 +105,7 @@ def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
     rest (one pool, bm25's default), split it equally (tf's), or each at least ``share_floor`` of it
     over their number and the rest by relevance demand (``unlisted_shares = "demand"``)."""
     listed = config.buckets.shares
-    present = {record.bucket for record in bubble.trace}
+    present = {record["bucket"] for record in bubble.trace}
     unlisted = sorted(b for b in present if b not in listed)
     rest = max(0.0, 1.0 - sum(listed.values()))
     shares = bubble.bucket_shares
@@ -124,11 +124,11 @@ def check_shares(bubble: Bubble, config: BubbleConfig) -> dict[str, float]:
     return dict(shares)
 
 
-def facet_weights_of(record: TraceRecord) -> dict[str, float]:
+def facet_weights_of(record: TraceDict) -> dict[str, float]:
     """Each matched facet's weight: the best weight among its matched terms."""
     weights: dict[str, float] = {}
-    for match in record.step_details.terms:
-        weights[match.facet] = max(weights.get(match.facet, 0.0), match.weight)
+    for match in record["step_details"]["terms"]:
+        weights[match["facet"]] = max(weights.get(match["facet"], 0.0), match["weight"])
     return {facet: weight for facet, weight in weights.items() if weight}
 
 
@@ -138,40 +138,44 @@ def weight_of(prior: float) -> float:
     return weight if prior >= 0 else 1.0 / weight
 
 
-def rederive(record: TraceRecord) -> tuple[str, str, str]:
+def rederive(record: TraceDict) -> tuple[str, str, str]:
     """Rebuild (final_decision, final_reason, stage) from the record's own fields alone."""
-    deciding: list[GateResult] = record.step_details.second_pass or record.step_details.gates
-    assert [g.gate for g in deciding] == list(STAGES)
-    by_gate = {g.gate: g for g in deciding}
+    deciding: list[GateDict] = record["step_details"]["second_pass"] or record["step_details"]["gates"]
+    assert [g["gate"] for g in deciding] == list(STAGES)
+    by_gate = {g["gate"]: g for g in deciding}
     # Each gate's numbers are the record's numbers.
-    assert by_gate["relevance"].value in (record.score_final, record.relevance)
-    assert by_gate["redundancy"].value == record.overlap
-    assert by_gate["redundancy"].limit == record.threshold
-    assert by_gate["section_budget"].value == record.token_count
-    assert by_gate["global_budget"].value == record.token_count
-    assert by_gate["global_budget"].limit == record.budget_remaining
-    if record.step_details.second_pass:
-        assert by_gate["section_budget"].limit == record.step_details.pool_remaining
+    assert by_gate["relevance"]["value"] in (record["score_final"], record["relevance"])
+    assert by_gate["redundancy"]["value"] == record["overlap"]
+    assert by_gate["redundancy"]["limit"] == record["threshold"]
+    assert by_gate["section_budget"]["value"] == record["token_count"]
+    assert by_gate["global_budget"]["value"] == record["token_count"]
+    assert by_gate["global_budget"]["limit"] == record["budget_remaining"]
+    if record["step_details"]["second_pass"]:
+        assert by_gate["section_budget"]["limit"] == record["step_details"]["pool_remaining"]
     else:
-        assert by_gate["section_budget"].limit == record.bucket_remaining
-    if record.step_details.terms or record.relevance == 0:  # bm25 (or nothing matched): w(prior)
-        bm25 = record.relevance * weight_of(record.boost) if record.relevance > 0 else max(record.boost, 0.0)
-        assert record.score_raw in (pytest.approx(bm25), record.relevance + record.boost)
+        assert by_gate["section_budget"]["limit"] == record["bucket_remaining"]
+    if record["step_details"]["terms"] or record["relevance"] == 0:  # bm25 (or nothing matched): w(prior)
+        bm25 = (
+            record["relevance"] * weight_of(record["boost"])
+            if record["relevance"] > 0
+            else max(record["boost"], 0.0)
+        )
+        assert record["score_raw"] in (pytest.approx(bm25), record["relevance"] + record["boost"])
     else:  # the paper's eq. 8
-        assert record.score_raw == record.relevance + record.boost
-    assert record.score_final == record.score_raw * record.len_penalty
+        assert record["score_raw"] == record["relevance"] + record["boost"]
+    assert record["score_final"] == record["score_raw"] * record["len_penalty"]
     facet_weights = facet_weights_of(record)
-    if record.step_details.terms:  # bm25: relevance is the sum of each facet's best term weight
-        assert record.relevance == pytest.approx(sum(facet_weights.values()))
-    assert sorted(record.facets) == sorted(facet_weights) or not record.step_details.terms
-    assert set(record.facets_new) == set(record.facets) - set(record.step_details.covered)
+    if record["step_details"]["terms"]:  # bm25: relevance is the sum of each facet's best term weight
+        assert record["relevance"] == pytest.approx(sum(facet_weights.values()))
+    assert sorted(record["facets"]) == sorted(facet_weights) or not record["step_details"]["terms"]
+    assert set(record["facets_new"]) == set(record["facets"]) - set(record["step_details"]["covered"])
     for gate in deciding:
-        expected = RULES[gate.rule](gate.value, gate.limit) if gate.enabled else True
-        assert gate.passed == expected
-    failed = next((g for g in deciding if not g.passed), None)
+        expected = RULES[gate["rule"]](gate["value"], gate["limit"]) if gate["enabled"] else True
+        assert gate["passed"] == expected
+    failed = next((g for g in deciding if not g["passed"]), None)
     if failed is None:
         return "selected", "passed_all_gates", "selection"
-    return "rejected", GATE_REASONS[failed.gate], STAGES[failed.gate]
+    return "rejected", GATE_REASONS[failed["gate"]], STAGES[failed["gate"]]
 
 
 common = settings(max_examples=150, deadline=None)
@@ -189,17 +193,17 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     config = config.with_overrides(selection="coverage", relevance="bm25")
     bubble = _build(query, candidates, config)
     first_pass: list[float] = []
-    for record in sorted(bubble.trace, key=lambda r: r.rank):
-        coverage = record.step_details.coverage
-        assert sorted(coverage) == sorted(record.step_details.covered)
+    for record in sorted(bubble.trace, key=lambda r: r["rank"]):
+        coverage = record["step_details"]["coverage"]
+        assert sorted(coverage) == sorted(record["step_details"]["covered"])
         assert all(amount > 0 for amount in coverage.values())
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
         matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
-        gain = matched * weight_of(record.boost) if matched > 0 else max(record.boost, 0.0)
-        assert record.gain == pytest.approx(gain * record.len_penalty, abs=1e-9)
-        if not record.step_details.second_pass:
-            first_pass.append(record.gain)
+        gain = matched * weight_of(record["boost"]) if matched > 0 else max(record["boost"], 0.0)
+        assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
+        if not record["step_details"]["second_pass"]:
+            first_pass.append(record["gain"])
     assert all(a >= b - 1e-9 for a, b in itertools.pairwise(first_pass))
 
 
@@ -236,13 +240,17 @@ def test_global_pool_only_spends_what_buckets_left(
 ) -> None:
     config = config.with_overrides(slack_policy="global_pool", variant="full")
     bubble = _build(query, candidates, config)
-    second = [r for r in bubble.trace if r.step_details.second_pass and r.final_decision == "selected"]
+    second = [
+        r for r in bubble.trace if r["step_details"]["second_pass"] and r["final_decision"] == "selected"
+    ]
     assert bubble.pool is not None
-    assert sum(r.token_count for r in second) <= bubble.pool
+    assert sum(r["token_count"] for r in second) <= bubble.pool
     first_pass_spent: dict[str, int] = {}
     for record in bubble.trace:
-        if record.final_decision == "selected" and not record.step_details.second_pass:
-            first_pass_spent[record.bucket] = first_pass_spent.get(record.bucket, 0) + record.token_count
+        if record["final_decision"] == "selected" and not record["step_details"]["second_pass"]:
+            first_pass_spent[record["bucket"]] = (
+                first_pass_spent.get(record["bucket"], 0) + record["token_count"]
+            )
     for bucket, tokens in first_pass_spent.items():
         assert tokens <= bubble.bucket_caps[bucket]
 
@@ -292,14 +300,14 @@ def test_every_candidate_has_exactly_one_final_decision(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
     bubble = _build(query, candidates, config)
-    assert sorted(r.chunk_id for r in bubble.trace) == sorted(c.chunk.chunk_id for c in candidates)
+    assert sorted(r["chunk_id"] for r in bubble.trace) == sorted(c.chunk.chunk_id for c in candidates)
     selected_ids = {s.chunk.chunk_id for s in bubble.selected}
     for record in bubble.trace:
-        assert (record.final_decision == "selected") == (record.chunk_id in selected_ids)
-        assert (record.final_reason == "passed_all_gates") == (record.final_decision == "selected")
-    orders = sorted(r.selection_order for r in bubble.trace if r.selection_order is not None)
+        assert (record["final_decision"] == "selected") == (record["chunk_id"] in selected_ids)
+        assert (record["final_reason"] == "passed_all_gates") == (record["final_decision"] == "selected")
+    orders = sorted(r["selection_order"] for r in bubble.trace if r["selection_order"] is not None)
     assert orders == list(range(1, len(selected_ids) + 1))
-    assert [r.rank for r in bubble.trace] == list(range(1, len(candidates) + 1))
+    assert [r["rank"] for r in bubble.trace] == list(range(1, len(candidates) + 1))
 
 
 @common
@@ -321,9 +329,13 @@ def test_every_decision_can_be_rederived_from_its_trace_record(
     bubble = _build(query, candidates, config)
     for record in bubble.trace:
         decision, reason, stage = rederive(record)
-        assert (decision, reason, stage) == (record.final_decision, record.final_reason, record.stage)
-        assert record.step_decision == ("pass" if decision == "selected" else "fail")
-        relevance_gate = record.step_details.gates[0]
+        assert (decision, reason, stage) == (
+            record["final_decision"],
+            record["final_reason"],
+            record["stage"],
+        )
+        assert record["step_decision"] == ("pass" if decision == "selected" else "fail")
+        relevance_gate = record["step_details"]["gates"][0]
         paper_gate = config.bubble.relevance == "tf" or config.bubble.fill_with_priors
-        assert relevance_gate.value == (record.score_final if paper_gate else record.relevance)
-        assert relevance_gate.value > config.bubble.min_score or decision == "rejected"
+        assert relevance_gate["value"] == (record["score_final"] if paper_gate else record["relevance"])
+        assert relevance_gate["value"] > config.bubble.min_score or decision == "rejected"

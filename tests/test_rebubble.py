@@ -139,7 +139,7 @@ def test_a_batch_is_stored_under_one_batch_id_and_workers_do_not_change_it(index
     assert [m.run_id for m in manifests] == ["batch-a.q1", "batch-a.q2"]
     assert {m.batch_id for m in manifests} == {"batch-a"}
     records = trace_records(indexed, [m.run_id for m in manifests])
-    assert {r.batch_id for r in records} == {"batch-a"}
+    assert {r["batch_id"] for r in records} == {"batch-a"}
     assert load_summaries(indexed, "batch-a") == one.runs
 
 

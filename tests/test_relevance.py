@@ -32,7 +32,7 @@ def test_a_term_the_index_holds_in_no_chunk_earns_nothing() -> None:
     weights, matches = bm25_weights(FACETS, stats, {"under": 3, "licens": 2}, {}, context_weight=0.5, k1=1.2)
     assert weights[0] == 0.0
     assert weights[1] > 0
-    assert [m.term for m in matches] == ["licens"]
+    assert [m["term"] for m in matches] == ["licens"]
     assert not stats.unindexed("licens")
     assert not TermStats(doc_count=400, df={}).unindexed("under")  # not counted: no verdict
 
@@ -48,6 +48,6 @@ def test_no_relevance_from_a_term_the_engine_counts_in_no_chunk(store: Store) ->
     dropped = {t for t, df in retrieval.term_stats.df.items() if df == 0}
     stats = retrieval.term_stats
     bubble = build_bubble(query, retrieval.candidates, config, run_id="rel", now=NOW, stats=stats)
-    matched = [{m.term for m in record.step_details.terms} for record in bubble.trace]
+    matched = [{m["term"] for m in record["step_details"]["terms"]} for record in bubble.trace]
     assert any(terms for terms in matched)  # the indexed terms do count
     assert all(not terms & dropped for terms in matched)

@@ -208,9 +208,9 @@ def test_cluster_lost_mid_batch_then_resume_finishes_without_redoing(
     finished_first = {summary.run_id for summary in first.runs}
     assert {m.run_id for m in manifests if m.timestamp == NOW} == finished_first  # spooled ones landed as run
     records = trace_records(store, [m.run_id for m in manifests])
-    assert len({r.trace_id for r in records}) == len(records)
+    assert len({r["trace_id"] for r in records}) == len(records)
     for manifest in manifests:
-        assert sum(1 for r in records if r.run_id == manifest.run_id) == manifest.totals.candidates
+        assert sum(1 for r in records if r["run_id"] == manifest.run_id) == manifest.totals.candidates
     again = run(
         "--url", store.settings.url, "--prefix", store.names.prefix,
         "rebubble", str(SAMPLE / "queries.jsonl"), "--profile", str(SAMPLE / "profile.toml"),
@@ -295,7 +295,7 @@ def test_engine_killed_mid_run_every_trace_arrives_after_flush_exactly_once(
         manifests = [m for m in find_manifests(back, "batch-kill") if m.run_id in run_ids]
         records = trace_records(back, sorted(run_ids))
         for manifest in manifests:
-            assert sum(1 for r in records if r.run_id == manifest.run_id) == manifest.totals.candidates
+            assert sum(1 for r in records if r["run_id"] == manifest.run_id) == manifest.totals.candidates
         assert len(manifests) == len(run_ids)
     finally:
         for name in list(back.client.indices.get(index=f"{back.names.prefix}-*").body):

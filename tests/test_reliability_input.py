@@ -96,9 +96,12 @@ def test_budget_smaller_than_every_chunk_gives_an_empty_bubble_with_reason_and_w
     assert "budget_exceeded" in result.stderr
     payload = json.loads(result.stdout)
     _, records = read_run(store, payload["run_id"])
-    assert records and {r.final_decision for r in records} == {"rejected"}
-    relevant = [r for r in records if r.final_reason != "low_relevance"]
-    assert relevant and {r.final_reason for r in relevant} <= {"budget_exceeded", "section_budget_exceeded"}
+    assert records and {r["final_decision"] for r in records} == {"rejected"}
+    relevant = [r for r in records if r["final_reason"] != "low_relevance"]
+    assert relevant and {r["final_reason"] for r in relevant} <= {
+        "budget_exceeded",
+        "section_budget_exceeded",
+    }
 
 
 @pytest.mark.parametrize(

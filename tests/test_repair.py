@@ -75,15 +75,15 @@ def test_gap_closing_newcomer_replaces_the_lowest_utility_chunk() -> None:
     repaired = result.bubble
     assert len(repaired.selected) == len(bubble.selected)
     assert repaired.tokens_used <= bubble.tokens_used
-    records = {r.chunk_id: r for r in repaired.trace}
-    assert (records[BEAM.chunk_id].final_decision, records[BEAM.chunk_id].final_reason) == (
+    records = {r["chunk_id"]: r for r in repaired.trace}
+    assert (records[BEAM.chunk_id]["final_decision"], records[BEAM.chunk_id]["final_reason"]) == (
         "rejected",
         "replaced",
     )
-    assert records[BEAM.chunk_id].step_details.replacement == event
+    assert records[BEAM.chunk_id]["step_details"]["replacement"] == event.model_dump(mode="json")
     newcomer = records[DELIVERY.chunk_id]
-    assert (newcomer.final_decision, newcomer.stage) == ("selected", "repair")
-    assert all(g.passed for g in newcomer.step_details.gates)
+    assert (newcomer["final_decision"], newcomer["stage"]) == ("selected", "repair")
+    assert all(g["passed"] for g in newcomer["step_details"]["gates"])
     assert len(repaired.trace) == len(bubble.trace) + 1
 
 
@@ -122,12 +122,12 @@ def test_repair_measures_redundancy_by_the_rule_selection_uses() -> None:
     result = plan_repair(base_bubble(config), candidates([ECHO]), config)
     (event,) = result.events
     assert event.newcomer_chunk_id == ECHO.chunk_id
-    record = next(r for r in result.bubble.trace if r.chunk_id == ECHO.chunk_id)
+    record = next(r for r in result.bubble.trace if r["chunk_id"] == ECHO.chunk_id)
     # Its closest chunk, STEEL, shares grade, s355, 120, per and metre of its 11 words (steel, beam
     # and price are query words, so they do not count).
-    assert record.overlap == pytest.approx(5 / 11)
-    assert record.step_details.gates[1].gate == "redundancy"
-    assert record.step_details.gates[1].value == record.overlap
+    assert record["overlap"] == pytest.approx(5 / 11)
+    assert record["step_details"]["gates"][1]["gate"] == "redundancy"
+    assert record["step_details"]["gates"][1]["value"] == record["overlap"]
     selection = build_bubble(QUERY, candidates([STEEL, WELD, ECHO]), config, run_id="s", now=NOW)
     chosen = [s.chunk.chunk_id for s in selection.selected]
     assert ECHO.chunk_id in chosen
@@ -196,12 +196,12 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
     assert result.loops <= config.repair.loops
     assert len(result.events) <= result.loops
     # Every swap's gates passed, and the newcomer beat the victim by more than ε.
-    records = {r.chunk_id: r for r in repaired.trace}
+    records = {r["chunk_id"]: r for r in repaired.trace}
     for event in result.events:
         assert event.newcomer_utility > event.victim_utility + config.repair.epsilon
-        assert records[event.victim_chunk_id].final_reason == "replaced"
-        gates = records[event.newcomer_chunk_id].step_details.gates
-        assert gates and all(g.passed for g in gates)
+        assert records[event.victim_chunk_id]["final_reason"] == "replaced"
+        gates = records[event.newcomer_chunk_id]["step_details"]["gates"]
+        assert gates and all(g["passed"] for g in gates)
     # Dwell: a chunk inserted in loop t is not evicted in loops t+1 … t+dwell.
     inserted = {e.newcomer_chunk_id: e.loop for e in result.events}
     for event in result.events:
@@ -229,7 +229,7 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
                     assert value == overlap(word_set(s.chunk.compare_text, stops), rest)
     # One trace record per chunk, every selected chunk marked selected.
     assert len(records) == len(repaired.trace)
-    assert all(records[s.chunk.chunk_id].final_decision == "selected" for s in repaired.selected)
+    assert all(records[s.chunk.chunk_id]["final_decision"] == "selected" for s in repaired.selected)
 
 
 def test_micro_queries_run_without_priors_and_with_micro_k() -> None:

@@ -27,16 +27,16 @@ from esbubble.app.report import (
     write_report,
 )
 from esbubble.errors import InputError
-from esbubble.models import StepDetails, TraceRecord
+from esbubble.models import StepDetails, TraceDict, trace_dict
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 REASONS = ["passed_all_gates", "low_relevance", "too_redundant", "section_budget_exceeded", "budget_exceeded",
            "max_chunks"]  # fmt: skip
 
 
-def record(run_id: str, rank: int, reason: str, *, section: str = "Scope", tokens: int = 10) -> TraceRecord:
+def record(run_id: str, rank: int, reason: str, *, section: str = "Scope", tokens: int = 10) -> TraceDict:
     selected = reason == "passed_all_gates"
-    return TraceRecord.model_validate(
+    return trace_dict(
         {
             "trace_id": f"{run_id}-{rank}", "run_id": run_id, "@timestamp": NOW, "query": "q",
             "query_hash": "h", "variant": "full", "rank": rank, "chunk_id": f"c{rank}", "doc_id": "d",

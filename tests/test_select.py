@@ -20,7 +20,7 @@ def _candidate(chunk_id: str, section: str, text: str, tokens: int) -> Candidate
 
 
 def _reasons(bubble: Bubble) -> dict[str, str]:
-    return {r.chunk_id: r.final_reason for r in bubble.trace}
+    return {r["chunk_id"]: r["final_reason"] for r in bubble.trace}
 
 
 def test_unlisted_present_buckets_split_what_listed_shares_leave() -> None:
@@ -88,7 +88,7 @@ def test_strict_leaves_unspent_bucket_share_unused() -> None:
         "b1": "passed_all_gates",
     }
     assert bubble.pool is None
-    assert all(not r.step_details.second_pass for r in bubble.trace)
+    assert all(not r["step_details"]["second_pass"] for r in bubble.trace)
 
 
 def test_global_pool_second_pass_spends_what_buckets_left() -> None:
@@ -97,16 +97,16 @@ def test_global_pool_second_pass_spends_what_buckets_left() -> None:
     assert bubble.pool == 20 + 40
     assert [s.chunk.chunk_id for s in bubble.selected] == ["a1", "b1", "a2", "a3"]
     assert bubble.tokens_used == 100
-    records = {r.chunk_id: r for r in bubble.trace}
-    assert records["a2"].step_details.pool_remaining == 60
-    assert records["a3"].step_details.pool_remaining == 30
+    records = {r["chunk_id"]: r for r in bubble.trace}
+    assert records["a2"]["step_details"]["pool_remaining"] == 60
+    assert records["a3"]["step_details"]["pool_remaining"] == 30
     # The pass-1 verdict stays on record next to the pass-2 one.
-    first = {g.gate: g for g in records["a2"].step_details.gates}
-    second = {g.gate: g for g in records["a2"].step_details.second_pass}
-    assert (first["section_budget"].passed, first["section_budget"].limit) == (False, 20)
-    assert (second["section_budget"].passed, second["section_budget"].limit) == (True, 60)
-    assert records["a2"].budget_remaining == 60  # after a1 and b1
-    assert records["a2"].selection_order == 3
+    first = {g["gate"]: g for g in records["a2"]["step_details"]["gates"]}
+    second = {g["gate"]: g for g in records["a2"]["step_details"]["second_pass"]}
+    assert (first["section_budget"]["passed"], first["section_budget"]["limit"]) == (False, 20)
+    assert (second["section_budget"]["passed"], second["section_budget"]["limit"]) == (True, 60)
+    assert records["a2"]["budget_remaining"] == 60  # after a1 and b1
+    assert records["a2"]["selection_order"] == 3
 
 
 def test_second_pass_still_applies_every_other_gate() -> None:
@@ -114,12 +114,12 @@ def test_second_pass_still_applies_every_other_gate() -> None:
     # a2 enters through the pool, its overlap is 1.0 and the second pass rejects it.
     candidates = [*POOL_CANDIDATES[:2], _candidate("a9", "A", "slab slab slab beta", 30), POOL_CANDIDATES[3]]
     bubble = build_bubble("slab", candidates, _pool_config("global_pool"), run_id="r", now=NOW)
-    record = next(r for r in bubble.trace if r.chunk_id == "a9")
-    assert record.final_reason == "too_redundant"
-    assert record.stage == "overlap_gate"
-    assert [g.gate for g in record.step_details.gates if not g.passed] == ["section_budget"]
-    assert record.step_details.second_pass
-    assert record.overlap == 1.0
+    record = next(r for r in bubble.trace if r["chunk_id"] == "a9")
+    assert record["final_reason"] == "too_redundant"
+    assert record["stage"] == "overlap_gate"
+    assert [g["gate"] for g in record["step_details"]["gates"] if not g["passed"]] == ["section_budget"]
+    assert record["step_details"]["second_pass"]
+    assert record["overlap"] == 1.0
 
 
 BIG_AND_SMALL = [_candidate("big", "S", "slab slab slab slab", 60), _candidate("small", "S", "slab", 10)]
@@ -130,15 +130,18 @@ def test_a_chunk_larger_than_the_budget_is_budget_exceeded_and_selection_continu
     bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
     assert _reasons(bubble) == {"big": "budget_exceeded", "small": "passed_all_gates"}
     big = bubble.trace[0]
-    assert (big.stage, big.budget_remaining, big.step_decision) == ("budget_gate", 50, "fail")
+    assert (big["stage"], big["budget_remaining"], big["step_decision"]) == ("budget_gate", 50, "fail")
 
 
 def test_with_section_budgets_the_bucket_gate_fails_first() -> None:
     config = paper_config({"bubble": {"token_budget": 50, "length_norm": 10.0, "slack_policy": "strict"}})
     bubble = build_bubble("slab", BIG_AND_SMALL, config, run_id="r", now=NOW)
     big = bubble.trace[0]
-    assert big.final_reason == "section_budget_exceeded"
-    assert [g.gate for g in big.step_details.gates if not g.passed] == ["section_budget", "global_budget"]
+    assert big["final_reason"] == "section_budget_exceeded"
+    assert [g["gate"] for g in big["step_details"]["gates"] if not g["passed"]] == [
+        "section_budget",
+        "global_budget",
+    ]
 
 
 def test_max_chunks_stops_the_bubble_growing() -> None:
@@ -146,7 +149,7 @@ def test_max_chunks_stops_the_bubble_growing() -> None:
     candidates = [_candidate("x", "S", "slab one", 5), _candidate("y", "S", "slab two", 5)]
     bubble = build_bubble("slab", candidates, config, run_id="r", now=NOW)
     assert _reasons(bubble) == {"x": "passed_all_gates", "y": "max_chunks"}
-    assert bubble.trace[1].stage == "max_chunks_gate"
+    assert bubble.trace[1]["stage"] == "max_chunks_gate"
 
 
 def test_trace_ids_are_derived_from_run_and_chunk() -> None:

@@ -52,8 +52,8 @@ def test_refused_records_are_spooled_and_the_rest_written(store: Store) -> None:
     result = run_bubble(store, "scaffold roof", parse_config({}))
     records = list(result.bubble.trace)
     # Block the month of one record: its index maps chunk_id as a number, so the record is refused.
-    blocked = records[0].model_copy(update={"timestamp": datetime(2001, 1, 5, tzinfo=UTC)})
-    blocked_index = store.names.traces_index(blocked.timestamp)
+    blocked = {**records[0], "@timestamp": "2001-01-05T00:00:00Z"}
+    blocked_index = store.names.traces_index(datetime(2001, 1, 5, tzinfo=UTC))
     store.client.indices.create(
         index=blocked_index, mappings={"properties": {"chunk_id": {"type": "integer"}}}
     )
@@ -63,7 +63,7 @@ def test_refused_records_are_spooled_and_the_rest_written(store: Store) -> None:
     assert written.error is not None and written.error.startswith("1 of ")
     assert written.spool_file is not None
     line = json.loads(written.spool_file.read_text().strip())
-    assert (line["_index"], line["_id"]) == (blocked_index, blocked.trace_id)
+    assert (line["_index"], line["_id"]) == (blocked_index, blocked["trace_id"])
 
     still_blocked = flush_spool(store)
     assert (still_blocked.written, still_blocked.remaining) == (0, 1), "failed lines stay in the spool"
@@ -87,7 +87,8 @@ def test_prune_drops_old_months_and_old_records(store: Store) -> None:
     manifest, records = read_run(store, run_id)
     old = datetime(2020, 3, 10, tzinfo=UTC)
     writer = TraceWriter.for_store(store)
-    old_records = [r.model_copy(update={"timestamp": old, "trace_id": f"old-{r.trace_id}"}) for r in records]
+    stamp = "2020-03-10T00:00:00Z"
+    old_records = [{**r, "@timestamp": stamp, "trace_id": f"old-{r['trace_id']}"} for r in records]
     old_manifest = manifest.model_copy(update={"timestamp": old, "run_id": "old-run"})
     assert writer.write(old_manifest, old_records).written == count + 1
     assert store.client.count(index=store.names.traces).body["count"] == 2 * count

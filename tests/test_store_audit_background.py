@@ -36,7 +36,7 @@ def test_queued_runs_are_all_written_by_close(store: Store) -> None:
     for result in results:
         manifest, records = read_run(store, result.bubble.run_id)
         assert manifest == result.manifest
-        assert records == sorted(result.bubble.trace, key=lambda r: (r.rank, r.chunk_id))
+        assert records == sorted(result.bubble.trace, key=lambda r: (r["rank"], r["chunk_id"]))
 
 
 def test_flush_makes_queued_runs_readable_without_closing(store: Store) -> None:
@@ -54,9 +54,9 @@ def test_refused_records_of_a_batch_are_spooled_under_their_run(store: Store) ->
     plain = TraceWriter.for_store(store)
     first = run_bubble(store, "scaffold roof", config, writer=plain)
     second = run_bubble(store, "membrane warranty", config, writer=plain)
-    blocked = first.bubble.trace[0].model_copy(update={"timestamp": datetime(2001, 1, 5, tzinfo=UTC)})
+    blocked = {**first.bubble.trace[0], "@timestamp": "2001-01-05T00:00:00Z"}
     store.client.indices.create(
-        index=store.names.traces_index(blocked.timestamp),
+        index=store.names.traces_index(datetime(2001, 1, 5, tzinfo=UTC)),
         mappings={"properties": {"chunk_id": {"type": "integer"}}},
     )
     writer = BackgroundTraceWriter.for_store(store)
@@ -67,7 +67,7 @@ def test_refused_records_of_a_batch_are_spooled_under_their_run(store: Store) ->
     total = len(first.bubble.trace) + len(second.bubble.trace) + 2
     assert (summary.written, summary.spooled, summary.lost) == (total - 1, 1, 0)
     spooled = (spool_dir(store.settings.home) / f"{first.bubble.run_id}.jsonl").read_text().splitlines()
-    assert [json.loads(line)["_id"] for line in spooled] == [blocked.trace_id]
+    assert [json.loads(line)["_id"] for line in spooled] == [blocked["trace_id"]]
 
 
 def test_an_unreachable_cluster_spools_everything(store: Store) -> None:

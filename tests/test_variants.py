@@ -40,7 +40,7 @@ CANDIDATES = [
 
 
 def _outcome(bubble: Bubble) -> dict[str, str]:
-    return {r.chunk_id: r.final_reason for r in bubble.trace}
+    return {r["chunk_id"]: r["final_reason"] for r in bubble.trace}
 
 
 # What the variants' switches (docs/algorithm.md, Variants) imply for this candidate set.
@@ -79,15 +79,19 @@ def test_variant_switches_exactly_its_stages(variant: Variant) -> None:
     assert bubble.variant == variant
     assert _outcome(bubble) == EXPECTED[variant]
     for record in bubble.trace:
-        gates = {g.gate: g for g in record.step_details.gates}
-        assert gates["redundancy"].enabled is switches.redundancy
-        assert gates["section_budget"].enabled is switches.section_budgets
+        gates = {g["gate"]: g for g in record["step_details"]["gates"]}
+        assert gates["redundancy"]["enabled"] is switches.redundancy
+        assert gates["section_budget"]["enabled"] is switches.section_budgets
         # Always on, in every paper variant: relevance, global budget, max_chunks, length penalty.
-        assert gates["relevance"].enabled and gates["global_budget"].enabled and gates["max_chunks"].enabled
-        assert record.len_penalty == 0.5
-        assert record.variant == variant
-    prior_record = next(r for r in bubble.trace if r.chunk_id == "prior")
-    assert prior_record.boost == (5.0 if switches.priors else 0.0)
+        assert (
+            gates["relevance"]["enabled"]
+            and gates["global_budget"]["enabled"]
+            and gates["max_chunks"]["enabled"]
+        )
+        assert record["len_penalty"] == 0.5
+        assert record["variant"] == variant
+    prior_record = next(r for r in bubble.trace if r["chunk_id"] == "prior")
+    assert prior_record["boost"] == (5.0 if switches.priors else 0.0)
 
 
 def test_variant_none_means_the_profiles_variant() -> None:
@@ -122,11 +126,11 @@ def test_engine_topk_takes_the_engine_order_and_skips_what_does_not_fit() -> Non
     ]
     bubble = build_bubble("slab", ranked, CONFIG, run_id="r", now=NOW, variant="engine_topk")
     assert [s.chunk.chunk_id for s in bubble.selected] == ["first", "third"]
-    by_id = {r.chunk_id: r for r in bubble.trace}
-    assert [by_id[c].rank for c in ("first", "too_big", "third", "fourth")] == [1, 2, 3, 4]
-    assert by_id["too_big"].final_reason == "budget_exceeded"
-    assert by_id["fourth"].final_reason == "budget_exceeded"  # 200 - 180 = 20 < 30
-    gates = {g.gate: g.enabled for g in by_id["first"].step_details.gates}
+    by_id = {r["chunk_id"]: r for r in bubble.trace}
+    assert [by_id[c]["rank"] for c in ("first", "too_big", "third", "fourth")] == [1, 2, 3, 4]
+    assert by_id["too_big"]["final_reason"] == "budget_exceeded"
+    assert by_id["fourth"]["final_reason"] == "budget_exceeded"  # 200 - 180 = 20 < 30
+    gates = {g["gate"]: g["enabled"] for g in by_id["first"]["step_details"]["gates"]}
     assert gates == {
         "relevance": False,
         "redundancy": False,

@@ -533,7 +533,7 @@ def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> Non
             {
                 "run_id": manifest.run_id,
                 "manifest": manifest.model_dump(mode="json", by_alias=True),
-                "candidates": [r.model_dump(mode="json", by_alias=True) for r in records],
+                "candidates": records,
             }
         )
     else:

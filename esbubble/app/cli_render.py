@@ -20,7 +20,7 @@ from rich.table import Table as RichTable
 
 from esbubble.app.report import Table
 from esbubble.core.metrics import bubble_metrics
-from esbubble.models import Bubble, RunManifest, TraceRecord
+from esbubble.models import Bubble, RunManifest, TraceDict
 from esbubble.text import preview
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def empty_reason(bubble: Bubble) -> str | None:
         return None
     if not bubble.trace:
         return "no chunk matched the query"
-    reasons = Counter(record.final_reason for record in bubble.trace)
+    reasons = Counter(record["final_reason"] for record in bubble.trace)
     shown = ", ".join(
         f"{reason} {count}" for reason, count in sorted(reasons.items(), key=lambda i: (-i[1], i[0]))
     )
@@ -191,16 +191,16 @@ def print_bubble(bubble: Bubble) -> None:
     click.echo(f"run id: {bubble.run_id}")
 
 
-def print_trace_summary(records: Sequence[TraceRecord]) -> None:
+def print_trace_summary(records: Sequence[TraceDict]) -> None:
     """How many candidates each reason accounts for, largest first."""
     counts: dict[str, int] = {}
     for record in records:
-        counts[record.final_reason] = counts.get(record.final_reason, 0) + 1
+        counts[record["final_reason"]] = counts.get(record["final_reason"], 0) + 1
     parts = ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     click.echo(f"{len(records)} candidates: {parts}")
 
 
-def print_trace(manifest: RunManifest, records: Sequence[TraceRecord], *, limit: int | None) -> None:
+def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: int | None) -> None:
     query = manifest.query if manifest.query is not None else "<redacted>"
     click.echo(
         f"run {manifest.run_id}  {manifest.timestamp:%Y-%m-%d %H:%M:%S}  variant {manifest.variant}  "
@@ -229,9 +229,9 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceRecord], *, limit:
     shown = records if limit is None else records[:limit]
     for r in shown:
         table.add_row(
-            str(r.rank), r.chunk_id, r.section, str(r.token_count), f"{r.tf:g}", f"{r.boost:g}",
-            f"{r.len_penalty:.2f}", f"{r.score_final:.2f}", f"{r.overlap:.2f}/{r.threshold:g}",
-            r.final_decision, r.final_reason,
+            str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
+            f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
+            f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], r["final_reason"],
         )  # fmt: skip
     console().print(table)
     if len(shown) < len(records):

@@ -140,7 +140,7 @@ def _passed_redundancy(bubble: Bubble) -> int:
     return sum(
         1
         for record in bubble.trace
-        if any(g.gate == "redundancy" and g.passed for g in record.step_details.gates)
+        if any(g["gate"] == "redundancy" and g["passed"] for g in record["step_details"]["gates"])
     )
 
 

@@ -32,7 +32,7 @@ from esbubble.app.report import (
 from esbubble.app.runner import RunOptions, record_run
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.errors import ConfigError, EngineError, InputError, NotFoundError
-from esbubble.models import Candidate, Chunk, RunManifest, TraceRecord
+from esbubble.models import Candidate, Chunk, RunManifest, TraceDict
 from esbubble.store.audit import (
     BackgroundTraceWriter,
     TraceWriter,
@@ -118,11 +118,11 @@ class Comparison(_Model):
         return sum(1 for change in self.changes if change.changed)
 
 
-def summarise(manifest: RunManifest, records: Sequence[TraceRecord]) -> RunSummary:
+def summarise(manifest: RunManifest, records: Sequence[TraceDict]) -> RunSummary:
     """A run summary from its manifest and (at least) its selected trace records."""
     chosen = sorted(
-        (r for r in records if r.final_decision == "selected"),
-        key=lambda r: (r.selection_order or 0, r.rank),
+        (r for r in records if r["final_decision"] == "selected"),
+        key=lambda r: (r["selection_order"] or 0, r["rank"]),
     )
     return RunSummary(
         run_id=manifest.run_id,
@@ -133,7 +133,7 @@ def summarise(manifest: RunManifest, records: Sequence[TraceRecord]) -> RunSumma
         config_hash=manifest.config_hash,
         tokens_used=manifest.totals.tokens_used,
         sections=list(manifest.totals.sections),
-        selected=[r.chunk_id for r in chosen],
+        selected=[r["chunk_id"] for r in chosen],
     )
 
 
@@ -196,10 +196,11 @@ def describe_chunks(store: Store, comparison: Comparison) -> Comparison:
     missing = [chunk_id for chunk_id in moved if chunk_id not in found]
     for record in trace_records_of_chunks(store, comparison, missing):
         notes.setdefault(
-            record.chunk_id,
+            record["chunk_id"],
             ChunkNote(
-                chunk_id=record.chunk_id, doc_id=record.doc_id, section=record.section,
-                sheet_name=record.sheet_name, row_number=record.row_number, page=record.page, snippet=None,
+                chunk_id=record["chunk_id"], doc_id=record["doc_id"], section=record["section"],
+                sheet_name=record["sheet_name"], row_number=record["row_number"], page=record["page"],
+                snippet=None,
             ),
         )  # fmt: skip
     return comparison.model_copy(update={"chunks": notes})
@@ -214,22 +215,22 @@ def _note(chunk: Chunk) -> ChunkNote:
 
 def trace_records_of_chunks(
     store: Store, comparison: Comparison, chunk_ids: Sequence[str]
-) -> list[TraceRecord]:
+) -> list[TraceDict]:
     """The baseline's selected trace records of these chunks (where they were when they were chosen)."""
     if not chunk_ids:
         return []
     run_ids = sorted({change.old_run_id for change in comparison.changes})
     wanted = set(chunk_ids)
-    return [r for r in trace_records(store, run_ids, selected_only=True) if r.chunk_id in wanted]
+    return [r for r in trace_records(store, run_ids, selected_only=True) if r["chunk_id"] in wanted]
 
 
 def load_summaries(store: Store, run_or_batch_id: str) -> list[RunSummary]:
     """Summaries of a stored run or batch, for ``compare_runs``."""
     manifests = find_manifests(store, run_or_batch_id)
     records = trace_records(store, [m.run_id for m in manifests], selected_only=True)
-    per_run: dict[str, list[TraceRecord]] = {}
+    per_run: dict[str, list[TraceDict]] = {}
     for record in records:
-        per_run.setdefault(record.run_id, []).append(record)
+        per_run.setdefault(record["run_id"], []).append(record)
     return [summarise(m, per_run.get(m.run_id, [])) for m in manifests]
 
 
@@ -442,15 +443,15 @@ def _rebuilt_cases(
     store: Store,
     batch_id: str,
     manifests: Sequence[RunManifest],
-    records: Sequence[TraceRecord],
+    records: Sequence[TraceDict],
     queries: Sequence[CaseLike],
 ) -> tuple[list[EvalCase], list[str]]:
     """Each run's candidates, rebuilt from its trace and the chunk index, with the category and gold
     of its query-set entry when ``queries`` has it, plus notes on what was skipped."""
-    per_run: dict[str, list[TraceRecord]] = {}
+    per_run: dict[str, list[TraceDict]] = {}
     for record in records:
-        per_run.setdefault(record.run_id, []).append(record)
-    wanted = sorted({r.chunk_id for r in records})
+        per_run.setdefault(record["run_id"], []).append(record)
+    wanted = sorted({r["chunk_id"] for r in records})
     chunks: dict[str, Chunk] = {}
     for start in range(0, len(wanted), CHUNKS_PER_GET):
         chunks.update((c.chunk_id, c) for c in get_chunks(store, wanted[start : start + CHUNKS_PER_GET]))
@@ -461,13 +462,13 @@ def _rebuilt_cases(
             notes.append(f"run {manifest.run_id}: query redacted, left out of Figures 2 and 3")
             continue
         run_records = per_run.get(manifest.run_id, [])
-        missing = sum(1 for r in run_records if r.chunk_id not in chunks)
+        missing = sum(1 for r in run_records if r["chunk_id"] not in chunks)
         if missing:
             notes.append(f"run {manifest.run_id}: {missing} candidates no longer in the chunk index")
         candidates = [
-            Candidate(chunk=chunks[r.chunk_id], es_score=r.es_score, es_rank=r.es_rank)
+            Candidate(chunk=chunks[r["chunk_id"]], es_score=r["es_score"], es_rank=r["es_rank"])
             for r in run_records
-            if r.chunk_id in chunks
+            if r["chunk_id"] in chunks
         ]
         case = _case_of_run(batch_id, manifest, queries)
         if queries and case is None:

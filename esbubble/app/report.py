@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import InputError
-from esbubble.models import TraceRecord
+from esbubble.models import TraceDict
 
 _WIDTH = 560
 _HEIGHT = 320
@@ -100,7 +100,7 @@ _FUNNEL_GATES: tuple[tuple[str, str], ...] = (
 )
 
 
-def pruning_funnel(records: Sequence[TraceRecord]) -> list[FunnelStage]:
+def pruning_funnel(records: Sequence[TraceDict]) -> list[FunnelStage]:
     """Mean candidates per run left after each gate, from trace records alone.
 
     Each candidate has exactly one final reason, given by the first gate it
@@ -108,29 +108,29 @@ def pruning_funnel(records: Sequence[TraceRecord]) -> list[FunnelStage]:
     candidates that gate rejected. Repair/expansion reasons are not gates and
     leave the funnel unchanged.
     """
-    runs = {record.run_id for record in records}
+    runs = {record["run_id"] for record in records}
     if not runs:
         return []
     per_run = len(runs)
     alive = len(records)
     stages = [FunnelStage(stage="candidates", remaining=alive / per_run)]
     for stage, reason in _FUNNEL_GATES:
-        alive -= sum(1 for r in records if r.final_reason == reason)
+        alive -= sum(1 for r in records if r["final_reason"] == reason)
         stages.append(FunnelStage(stage=stage, remaining=alive / per_run))
-    selected = sum(1 for r in records if r.final_decision == "selected")
+    selected = sum(1 for r in records if r["final_decision"] == "selected")
     stages.append(FunnelStage(stage="selected", remaining=selected / per_run))
     return stages
 
 
-def section_allocation(records: Sequence[TraceRecord]) -> list[SectionTokens]:
+def section_allocation(records: Sequence[TraceDict]) -> list[SectionTokens]:
     """Mean tokens per run each section received, largest first (ties by name)."""
-    runs = {record.run_id for record in records}
+    runs = {record["run_id"] for record in records}
     if not runs:
         return []
     totals: dict[str, int] = {}
     for record in records:
-        if record.final_decision == "selected":
-            totals[record.section] = totals.get(record.section, 0) + record.token_count
+        if record["final_decision"] == "selected":
+            totals[record["section"]] = totals.get(record["section"], 0) + record["token_count"]
     shares = [SectionTokens(section=s, tokens=t / len(runs)) for s, t in totals.items()]
     return sorted(shares, key=lambda share: (-share.tokens, share.section))
 

@@ -15,7 +15,7 @@ from esbubble.config import BubbleConfig
 from esbubble.core.relevance import TermStats
 from esbubble.core.score import ScoredCandidate, engine_order_key, resolve_theta, score_candidates
 from esbubble.core.select import select
-from esbubble.core.trace import Decision, RunContext, query_hash, trace_records
+from esbubble.core.trace import Decision, RunContext, json_time, query_hash, trace_records
 from esbubble.core.variants import VARIANTS
 from esbubble.errors import InputError
 from esbubble.models import Bubble, Candidate, SelectedChunk, Variant
@@ -87,7 +87,7 @@ def build_bubble(
     selection = select(scored, params, switches, config.buckets.shares, scoring.facets)
     run = RunContext(
         run_id=run_id,
-        now=now,
+        timestamp=json_time(now),
         query_digest=digest,
         variant=chosen,
         delta=params.overlap_threshold,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from esbubble.core.analysis import ENGLISH_STOP_WORDS, analyze, stem
-from esbubble.models import FinalReason, GateName, GateResult
+from esbubble.models import FinalReason, GateDict, GateName
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +50,16 @@ _RULES: dict[str, Callable[[float, float], bool]] = {gate.rule: gate.holds for g
 
 
 class GateResults(NamedTuple):
-    """Every gate's verdict on one candidate, by name, in gate order."""
+    """Every gate's verdict on one candidate, by name, in gate order.
 
-    relevance: GateResult
-    redundancy: GateResult
-    section_budget: GateResult
-    global_budget: GateResult
-    max_chunks: GateResult
+    Each verdict is the plain dictionary the trace record lists (schema: ``models.GateResult``).
+    """
+
+    relevance: GateDict
+    redundancy: GateDict
+    section_budget: GateDict
+    global_budget: GateDict
+    max_chunks: GateDict
 
     @property
     def reason(self) -> FinalReason:
@@ -65,7 +68,7 @@ class GateResults(NamedTuple):
 
     @property
     def passed(self) -> bool:
-        return all(result.passed for result in self)
+        return all(result["passed"] for result in self)
 
 
 # A gate's measurement: (value, limit).
@@ -75,19 +78,21 @@ Check = tuple[float, float]
 class Verdicts:
     """The gate results of one run, each distinct verdict built once and shared.
 
-    Gate results are immutable values and most repeat within a run (the same
-    chunk size against the same remaining budget, the same chunk count).
+    Most verdicts repeat within a run (the same chunk size against the same
+    remaining budget, the same chunk count). A verdict is a plain dictionary
+    that every record holding it shares, so it is never changed once built.
     """
 
     def __init__(self, enabled: Mapping[GateName, bool]) -> None:
         self.enabled = {gate.name: enabled.get(gate.name, True) for gate in GATES}
-        self._shared: dict[tuple[GateName, float, float], GateResult] = {}
+        # Per gate, in gate order: its verdicts by measurement (value, limit).
+        self.by_gate: tuple[dict[Check, GateDict], ...] = tuple({} for _ in GATES)
 
-    def result(self, gate: GateName, value: float, limit: float) -> GateResult:
-        key = (gate, value, limit)
-        found = self._shared.get(key)
-        if found is None:
-            found = self._shared[key] = gate_result(gate, value, limit, enabled=self.enabled[gate])
+    def new(self, gate: GateName, check: Check) -> GateDict:
+        """Build and keep the verdict of a measurement not seen before in this run."""
+        found = self.by_gate[GATE_ORDER.index(gate)][check] = gate_result(
+            gate, *check, enabled=self.enabled[gate]
+        )
         return found
 
 
@@ -100,14 +105,19 @@ def run_gates(
     global_budget: Check,
     max_chunks: Check,
 ) -> GateResults:
-    """Every gate of the table on one candidate's measurements, by name."""
-    result = verdicts.result
+    """Every gate of the table on one candidate's measurements, by name.
+
+    A measurement seen before in the run gets the verdict built then (looked up by the measurement
+    itself: this runs for every candidate, and again for each one a second pass re-decides).
+    """
+    by_relevance, by_redundancy, by_section, by_global, by_count = verdicts.by_gate
+    new = verdicts.new
     return GateResults(
-        result("relevance", *relevance),
-        result("redundancy", *redundancy),
-        result("section_budget", *section_budget),
-        result("global_budget", *global_budget),
-        result("max_chunks", *max_chunks),
+        by_relevance.get(relevance) or new("relevance", relevance),
+        by_redundancy.get(redundancy) or new("redundancy", redundancy),
+        by_section.get(section_budget) or new("section_budget", section_budget),
+        by_global.get(global_budget) or new("global_budget", global_budget),
+        by_count.get(max_chunks) or new("max_chunks", max_chunks),
     )
 
 
@@ -119,53 +129,55 @@ def rule_holds(rule: str, value: float, limit: float) -> bool:
     return holds(value, limit)
 
 
-def gate_result(gate: GateName, value: float, limit: float, *, enabled: bool = True) -> GateResult:
+def gate_result(gate: GateName, value: float, limit: float, *, enabled: bool = True) -> GateDict:
     """One gate's verdict: ``passed`` when its rule holds (always, when the gate is switched off)."""
     row = GATE_BY_NAME[gate]
     passed = row.holds(value, limit) if enabled else True
-    # Every value is typed by the signature: built without validation (see ``_Record.trusted``).
-    return GateResult.trusted(
-        {"gate": gate, "passed": passed, "value": value, "limit": limit, "rule": row.rule, "enabled": enabled}
-    )
+    return {
+        "gate": gate, "passed": passed, "value": float(value), "limit": float(limit), "rule": row.rule,
+        "enabled": enabled,
+    }  # fmt: skip
 
 
-def relevance_gate(score: float, min_score: float) -> GateResult:
+def relevance_gate(score: float, min_score: float) -> GateDict:
     """Low relevance: a candidate needs ``score > min_score``."""
     return gate_result("relevance", score, min_score)
 
 
-def redundancy_gate(overlap_value: float, delta: float, *, enabled: bool = True) -> GateResult:
+def redundancy_gate(overlap_value: float, delta: float, *, enabled: bool = True) -> GateDict:
     """eq. 13/16: rejected when ``overlap(c, B) ≥ δ``."""
     return gate_result("redundancy", overlap_value, delta, enabled=enabled)
 
 
-def section_budget_gate(tokens: int, bucket_remaining: float, *, enabled: bool = True) -> GateResult:
+def section_budget_gate(tokens: int, bucket_remaining: float, *, enabled: bool = True) -> GateDict:
     """eq. 15: the chunk must fit in what its bucket (or, in a second pass, the pool) has left."""
     return gate_result("section_budget", float(tokens), bucket_remaining, enabled=enabled)
 
 
-def global_budget_gate(tokens: int, budget_remaining: float) -> GateResult:
+def global_budget_gate(tokens: int, budget_remaining: float) -> GateDict:
     """eq. 14: the chunk must fit in what the global budget ``T_B`` has left."""
     return gate_result("global_budget", float(tokens), budget_remaining)
 
 
-def max_chunks_gate(selected_count: int, max_chunks: int) -> GateResult:
+def max_chunks_gate(selected_count: int, max_chunks: int) -> GateDict:
     """The bubble holds at most ``max_chunks`` chunks."""
     return gate_result("max_chunks", float(selected_count), float(max_chunks))
 
 
-def first_failure(results: Sequence[GateResult]) -> GateResult | None:
+def first_failure(results: Sequence[GateDict]) -> GateDict | None:
     """The first failing gate in gate order, or None when every gate passed."""
     for result in results:
-        if not result.passed:
+        if not result["passed"]:
             return result
     return None
 
 
-def reason_of(results: Sequence[GateResult]) -> FinalReason:
+def reason_of(results: Sequence[GateDict]) -> FinalReason:
     """The final reason the gate results give: the first failure's, else ``passed_all_gates``."""
-    failed = first_failure(results)
-    return "passed_all_gates" if failed is None else GATE_REASONS[failed.gate]
+    for result in results:
+        if not result["passed"]:
+            return GATE_REASONS[result["gate"]]
+    return "passed_all_gates"
 
 
 def overlap(words: frozenset[str], bubble_words: set[str] | frozenset[str]) -> float:
@@ -205,13 +217,23 @@ class Redundancy:
         self._asked = query_word_test(query_terms) if mode == "chunk" else None
         self._union: set[str] = set()
         self._chosen: list[frozenset[str]] = []
+        # ``chunk``: per word set (by object, alive while measured), how many chosen chunks it was
+        # compared with and the most words it shared with one, so a second look compares only newcomers.
+        self._compared: dict[int, tuple[frozenset[str], int, int]] = {}
 
     def overlap(self, words: frozenset[str]) -> float:
         if not words:
             return 0.0
         if self._asked is None:
             return len(words.intersection(self._union)) / len(words)
-        shared = max((len(words.intersection(other)) for other in self._chosen), default=0)
+        chosen = self._chosen
+        seen = self._compared.get(id(words))
+        if seen is not None and seen[0] is words:
+            _, start, shared = seen
+            shared = max(shared, max(map(len, map(words.intersection, chosen[start:])), default=0))
+        else:
+            shared = max(map(len, map(words.intersection, chosen)), default=0)
+        self._compared[id(words)] = (words, len(chosen), shared)
         return shared / len(words)
 
     def admit(self, words: frozenset[str]) -> None:

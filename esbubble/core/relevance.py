@@ -19,10 +19,13 @@ paper's eq. 5 on its own tokens, with every facet weighing its raw count.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from esbubble.core.analysis import analyze, standard_tokens
+from esbubble.models import TermMatchDict
 from esbubble.text import query_terms
 
 
@@ -102,13 +105,12 @@ def query_facets(
     return tuple(_grouped(analysed_query_terms(query, stop_words), prepared))
 
 
-def stats_from_candidates(counts: Sequence[tuple[Mapping[str, int], Mapping[str, int]]]) -> TermStats:
-    """Document frequencies within the candidate set: the fallback when the engine's are not at hand."""
-    df: dict[str, int] = {}
-    for text_counts, context_counts in counts:
-        for term in set(text_counts).union(context_counts):
-            df[term] = df.get(term, 0) + 1
-    return TermStats(doc_count=len(counts), df=df)
+def stats_from_candidates(terms: Sequence[Iterable[str]]) -> TermStats:
+    """Document frequencies within the candidate set: the fallback when the engine's are not at hand.
+
+    ``terms`` holds, per candidate, its distinct analysed terms (text and context together).
+    """
+    return TermStats(doc_count=len(terms), df=dict(Counter(chain.from_iterable(terms))))
 
 
 def saturate(x: float, k1: float) -> float:
@@ -116,16 +118,16 @@ def saturate(x: float, k1: float) -> float:
     return x * (k1 + 1.0) / (x + k1) if x > 0 else 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class TermWeight:
-    """One query term in one chunk (only terms the chunk matches are kept)."""
+# Per facet, its name and the (term, idf) of each of its terms the index holds: idf once per run.
+IdfTable = tuple[tuple[str, tuple[tuple[str, float], ...]], ...]
 
-    facet: str
-    term: str
-    idf: float
-    tf: int
-    context_tf: int
-    weight: float
+
+def idf_table(facets: Sequence[Facet], stats: TermStats) -> IdfTable:
+    """Each facet's terms with their idf, leaving out the terms the index dropped (``unindexed``)."""
+    return tuple(
+        (facet.name, tuple((term, stats.idf(term)) for term in facet.terms if not stats.unindexed(term)))
+        for facet in facets
+    )
 
 
 def bm25_weights(
@@ -136,20 +138,34 @@ def bm25_weights(
     *,
     context_weight: float,
     k1: float,
-) -> tuple[tuple[float, ...], tuple[TermWeight, ...]]:
-    """Each facet's weight in one chunk (the best of its terms), and the matched terms behind them."""
+) -> tuple[tuple[float, ...], tuple[TermMatchDict, ...]]:
+    """Each facet's weight in one chunk (the best of its terms), and the matched terms behind them
+    (only terms the chunk matches, each as the trace record lists it)."""
+    return table_weights(idf_table(facets, stats), text, context, context_weight=context_weight, k1=k1)
+
+
+def table_weights(
+    table: IdfTable,
+    text: Mapping[str, int],
+    context: Mapping[str, int],
+    *,
+    context_weight: float,
+    k1: float,
+) -> tuple[tuple[float, ...], tuple[TermMatchDict, ...]]:
+    """``bm25_weights`` with the run's ``idf_table`` computed once, not once per chunk."""
     per_facet: list[float] = []
-    matched: list[TermWeight] = []
-    for facet in facets:
+    matched: list[TermMatchDict] = []
+    for name, terms in table:
         best = 0.0
-        for term in facet.terms:
+        for term, idf in terms:
             tf = text.get(term, 0)
             ctx = context.get(term, 0)
-            if (not tf and not ctx) or stats.unindexed(term):
+            if not tf and not ctx:
                 continue
-            idf = stats.idf(term)
             weight = idf * saturate(tf + context_weight * ctx, k1)
-            matched.append(TermWeight(facet.name, term, idf, tf, ctx, weight))
+            matched.append(
+                {"facet": name, "term": term, "idf": idf, "tf": tf, "context_tf": ctx, "weight": weight}
+            )
             best = max(best, weight)
         per_facet.append(best)
     return tuple(per_facet), tuple(matched)

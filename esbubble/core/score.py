@@ -20,14 +20,15 @@ from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.core.analysis import analyzed_counts
 from esbubble.core.relevance import (
     Facet,
+    IdfTable,
     TermStats,
-    TermWeight,
-    bm25_weights,
+    idf_table,
     query_facets,
     stats_from_candidates,
+    table_weights,
     tf_weights,
 )
-from esbubble.models import Candidate, Chunk
+from esbubble.models import Candidate, Chunk, TermMatchDict
 from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 
@@ -49,7 +50,7 @@ class ScoredCandidate(NamedTuple):
     score_final: float
     words: frozenset[str]
     facet_weights: tuple[float, ...]
-    matches: tuple[TermWeight, ...] = ()
+    matches: tuple[TermMatchDict, ...] = ()
 
     @property
     def chunk_id(self) -> str:
@@ -170,6 +171,64 @@ def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
     return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
 
 
+class PreparedChunk:
+    """What scoring and the redundancy gate read from one chunk, derived once per chunk object.
+
+    Chunks are frozen, so nothing derived from one goes stale: the token counts
+    and compare tokens (``chunk_terms``), the analysed terms (``chunk_stems``,
+    only when bm25 asks) and ``words(x)`` under a stop-word list. ``prepared``
+    keeps these for the chunk objects seen last, so a chunk scored again (the
+    same candidates under another query, variant or configuration) is not
+    prepared again.
+    """
+
+    __slots__ = ("_stem_terms", "_stems", "_words", "chunk", "compare", "counts")
+
+    def __init__(self, chunk: Chunk) -> None:
+        self.chunk = chunk
+        counts, compare = chunk_terms(chunk)
+        self.counts = counts
+        self.compare = frozenset(compare)
+        self._stems: tuple[Mapping[str, int], Mapping[str, int]] | None = None
+        self._stem_terms: frozenset[str] | None = None
+        self._words: dict[frozenset[str], frozenset[str]] = {}
+
+    def stems(self) -> tuple[Mapping[str, int], Mapping[str, int]]:
+        """``chunk_stems``: the analysed term counts of text and context."""
+        if self._stems is None:
+            self._stems = chunk_stems(self.chunk)
+        return self._stems
+
+    def stem_terms(self) -> frozenset[str]:
+        """The distinct analysed terms of text and context together (a document frequency of one)."""
+        if self._stem_terms is None:
+            text, context = self.stems()
+            self._stem_terms = frozenset(text).union(context)
+        return self._stem_terms
+
+    def words(self, stops: frozenset[str]) -> frozenset[str]:
+        """``words(x)``: the distinct compare tokens less ``stops``."""
+        found = self._words.get(stops)
+        if found is None:
+            found = self._words[stops] = self.compare.difference(stops)
+        return found
+
+
+# By ``id`` of the chunk object; each entry holds its chunk, so an id is not reused while it is here.
+_PREPARED: dict[int, PreparedChunk] = {}
+_PREPARED_LIMIT = 8192
+
+
+def prepared(chunk: Chunk) -> PreparedChunk:
+    """The chunk's ``PreparedChunk``, made on first use and kept for the last few thousand chunks."""
+    found = _PREPARED.get(id(chunk))
+    if found is None or found.chunk is not chunk:
+        if len(_PREPARED) >= _PREPARED_LIMIT:
+            _PREPARED.clear()
+        found = _PREPARED[id(chunk)] = PreparedChunk(chunk)
+    return found
+
+
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     """Descending score, ties by chunk_id: the one order every stage uses."""
     return (-scored.score_final, scored.chunk_id)
@@ -191,7 +250,7 @@ class Scoring:
 
 def chunk_words(chunk: Chunk, stops: frozenset[str]) -> frozenset[str]:
     """``words(x)``: the distinct compare tokens of a chunk less the stop words (the redundancy gate's)."""
-    return frozenset(chunk_terms(chunk)[1]).difference(stops)
+    return prepared(chunk).words(stops)
 
 
 def query_facets_of(query: str, config: BubbleConfig) -> tuple[Facet, ...]:
@@ -212,6 +271,7 @@ class Scorer:
     stats: TermStats | None
     theta: float
     use_priors: bool
+    idf: IdfTable  # bm25: the facets' terms with their idf, once per run
 
     @property
     def facet_terms(self) -> frozenset[str]:
@@ -223,15 +283,17 @@ class Scorer:
         cls, query: str, config: BubbleConfig, *, use_priors: bool, stats: TermStats | None, theta: float
     ) -> Scorer:
         params = config.bubble
+        facets = query_facets_of(query, config)
         return cls(
             config=config,
-            facets=query_facets_of(query, config),
+            facets=facets,
             paper_terms=query_terms(query, params.stop_words),
             keywords=prepare_keywords(config.priors.keywords),
             stops=frozenset(params.stop_words),
             stats=stats,
             theta=theta,
             use_priors=use_priors,
+            idf=idf_table(facets, stats) if stats is not None else (),
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -239,19 +301,15 @@ class Scorer:
         config = self.config
         params = config.bubble
         chunk = candidate.chunk
-        counts, compare = chunk_terms(chunk)
+        terms = prepared(chunk)
+        counts = terms.counts
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(self.paper_terms, counts))
-        matches: tuple[TermWeight, ...] = ()
+        matches: tuple[TermMatchDict, ...] = ()
         if self.stats is not None:
-            text_stems, context_stems = chunk_stems(chunk)
-            weights, matches = bm25_weights(
-                self.facets,
-                self.stats,
-                text_stems,
-                context_stems,
-                context_weight=params.context_weight,
-                k1=params.k1,
+            text_stems, context_stems = terms.stems()
+            weights, matches = table_weights(
+                self.idf, text_stems, context_stems, context_weight=params.context_weight, k1=params.k1
             )
             relevance = sum(weights, 0.0)
         else:
@@ -264,7 +322,7 @@ class Scorer:
         )
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=self.stats is not None)
-        words = frozenset(compare).difference(self.stops)
+        words = terms.words(self.stops)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
         )
@@ -288,14 +346,14 @@ def score_candidates(
     equals tokenising its text (``tests/test_score_terms.py``).
     """
     if config.bubble.relevance == "bm25" and stats is None:
-        stats = stats_from_candidates([chunk_stems(c.chunk) for c in candidates])
+        stats = stats_from_candidates([prepared(c.chunk).stem_terms() for c in candidates])
     if config.bubble.relevance == "tf":
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
-    prepared = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
-    scored = list(map(prepared.score, candidates))
+    scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
+    scored = list(map(scorer.score, candidates))
     scored.sort(key=score_order_key)
-    return Scoring(scored=scored, facets=prepared.facets, stats=stats)
+    return Scoring(scored=scored, facets=scorer.facets, stats=stats)
 
 
 def score_one(
@@ -327,5 +385,5 @@ def scorer_for(
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
-        stats = stats_from_candidates([chunk_stems(first.chunk)] if first is not None else [])
+        stats = stats_from_candidates([prepared(first.chunk).stem_terms()] if first is not None else [])
     return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)

@@ -24,7 +24,7 @@ from typing import Literal
 
 from esbubble.config import BubbleParams
 from esbubble.core.budget import Budget, bucket_caps
-from esbubble.core.gates import Redundancy, Verdicts, run_gates
+from esbubble.core.gates import GateResults, Redundancy, Verdicts, reason_of, run_gates
 from esbubble.core.relevance import Facet
 from esbubble.core.score import ScoredCandidate, combine
 from esbubble.core.trace import Decision
@@ -123,28 +123,40 @@ class _Coverage:
         multiplicative: bool,
     ) -> None:
         self.covered = [0.0] * facet_count
-        self.best = [0.0] * facet_count
+        best = [0.0] * facet_count
+        # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
+        # weights, so a gain reads no zero weight.
+        self._hits: dict[int, tuple[tuple[int, float], ...]] = {}
         for candidate in scored:
-            self.best = [max(b, w) for b, w in zip(self.best, candidate.facet_weights, strict=True)]
+            hits = tuple((index, weight) for index, weight in enumerate(candidate.facet_weights) if weight)
+            for index, weight in hits:
+                best[index] = max(best[index], weight)
+            self._hits[id(candidate)] = hits
+        self.best = best
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
+        self.version = 0  # how many admissions so far: a gain computed at this version is still exact
+        self._snapshot: tuple[float, ...] = tuple(self.covered)
 
     def gain(self, scored: ScoredCandidate) -> float:
         """(the facet weights, a facet covered n at ``covered_weight ** n``, with the prior) · lp."""
-        total = 0.0
+        covered = self.covered
         share = self.covered_weight
-        for weight, covered in zip(scored.facet_weights, self.covered, strict=True):
-            if weight:
-                total += weight * share**covered if covered else weight
+        total = 0.0
+        for index, weight in self._hits[id(scored)]:
+            amount = covered[index]
+            total += weight * share**amount if amount else weight
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
     def snapshot(self) -> tuple[float, ...]:
-        return tuple(self.covered)
+        return self._snapshot
 
     def admit(self, scored: ScoredCandidate) -> None:
-        for index, weight in enumerate(scored.facet_weights):
-            if weight:
-                self.covered[index] += min(1.0, weight / self.best[index])
+        covered, best = self.covered, self.best
+        for index, weight in self._hits[id(scored)]:
+            covered[index] += min(1.0, weight / best[index])
+        self.version += 1
+        self._snapshot = tuple(covered)
 
 
 def _score_order(
@@ -158,15 +170,25 @@ def _score_order(
 def _gain_order(
     scored: Sequence[ScoredCandidate], coverage: _Coverage
 ) -> Iterator[tuple[ScoredCandidate, float]]:
-    """Best marginal gain first, re-evaluated lazily; ties by chunk_id. The caller admits between yields."""
-    heap = [(-coverage.gain(c), c.chunk_id, i) for i, c in enumerate(scored)]
+    """Best marginal gain first, re-evaluated lazily; ties by chunk_id. The caller admits between yields.
+
+    A gain computed since the last admission is still exact, so it is not computed again.
+    """
+    gain = coverage.gain
+    version = coverage.version
+    heap = [(-gain(c), c.candidate.chunk.chunk_id, i, version) for i, c in enumerate(scored)]
     heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
-        _, chunk_id, index = heapq.heappop(heap)
+        negative, chunk_id, index, computed_at = pop(heap)
         candidate = scored[index]
-        fresh = coverage.gain(candidate)
+        version = coverage.version
+        if computed_at == version:
+            yield candidate, -negative
+            continue
+        fresh = gain(candidate)
         if heap and (-fresh, chunk_id) > heap[0][:2]:
-            heapq.heappush(heap, (-fresh, chunk_id, index))
+            push(heap, (-fresh, chunk_id, index, version))
             continue
         yield candidate, fresh
 
@@ -202,8 +224,21 @@ class Bubbling:
     redundancy: Redundancy
     verdicts: Verdicts
 
-    def decide(self, scored: ScoredCandidate, *, section_limit: float, rank: int, gain: float) -> Decision:
-        """Every gate on ``scored`` now; admitted into the bubble when all pass (first failure wins)."""
+    def decide(
+        self,
+        scored: ScoredCandidate,
+        *,
+        rank: int,
+        gain: float,
+        covered: tuple[float, ...] = (),
+        pool: float | None = None,
+        first_pass: GateResults | None = None,
+    ) -> Decision:
+        """Every gate on ``scored`` now; admitted into the bubble when all pass (first failure wins).
+
+        The section budget gate's limit is what the bucket has left, or in the global_pool second
+        pass the ``pool`` left, where the decision keeps its ``first_pass`` gates and adds these.
+        """
         budget = self.budget
         params = self.params
         value = self.redundancy.overlap(scored.words)
@@ -214,25 +249,32 @@ class Bubbling:
             self.verdicts,
             relevance=(relevance_value(scored, params), params.min_score),
             redundancy=(value, params.overlap_threshold),
-            section_budget=(tokens, section_limit),
+            section_budget=(tokens, bucket_left if pool is None else pool),
             global_budget=(tokens, budget_left),
             max_chunks=(float(budget.count), float(params.max_chunks)),
         )
-        reason = gates.reason
+        reason = reason_of(gates)
         order = None
         if reason == "passed_all_gates":
             order = budget.spend(scored.bucket, scored.tokens)
             self.redundancy.admit(scored.words)
+        if first_pass is None:
+            return Decision(
+                scored, rank, gates, value, budget_left, bucket_left, order, reason, None, None, gain, covered
+            )
         return Decision(
-            scored=scored,
-            rank=rank,
-            gates=gates,
-            overlap=value,
-            budget_remaining=budget_left,
-            bucket_remaining=bucket_left,
-            selection_order=order,
-            final_reason=reason,
-            gain=gain,
+            scored,
+            rank,
+            first_pass,
+            value,
+            budget_left,
+            bucket_left,
+            order,
+            reason,
+            gates,
+            pool,
+            gain,
+            covered,
         )
 
 
@@ -261,9 +303,7 @@ def select(
         verdicts=Verdicts(gate_switches(switches)),
     )
     coverage = _Coverage(scored, len(facets), params.covered_weight, multiplicative=bm25)
-    decisions = _decide(
-        order(scored, coverage), bubble, coverage, section_limit=bubble.budget.bucket_remaining
-    )
+    decisions = _decide(order(scored, coverage), bubble, coverage)
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:
         pool = bubble.budget.unspent()
@@ -272,22 +312,16 @@ def select(
 
 
 def _decide(
-    ordered: Iterator[tuple[ScoredCandidate, float]],
-    bubble: Bubbling,
-    coverage: _Coverage,
-    *,
-    section_limit: Callable[[str], float],
+    ordered: Iterator[tuple[ScoredCandidate, float]], bubble: Bubbling, coverage: _Coverage
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
+    decide, snapshot, admit = bubble.decide, coverage.snapshot, coverage.admit
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        covered = coverage.snapshot()
-        decision = bubble.decide(
-            candidate, section_limit=section_limit(candidate.bucket), rank=rank, gain=gain
-        )
-        if decision.selected:
-            coverage.admit(candidate)
-        decisions.append(decision._replace(covered=covered))
+        decision = decide(candidate, rank=rank, gain=gain, covered=snapshot())
+        if decision.selection_order is not None:
+            admit(candidate)
+        decisions.append(decision)
     return decisions
 
 
@@ -299,29 +333,19 @@ def _second_pass(
     Each keeps its first-pass rank; the second pass's gates, the pool left and
     the gain at that time are added to its decision.
     """
-    first_pass = {d.scored.chunk_id: d for d in decisions if d.final_reason == "section_budget_exceeded"}
+    first_pass = {id(d.scored): d for d in decisions if d.final_reason == "section_budget_exceeded"}
     if not first_pass:
         return decisions
     pool_left = float(pool)
-    redecided: dict[str, Decision] = {}
+    redecided: dict[int, Decision] = {}
     for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
-        limit = pool_left
-        covered = coverage.snapshot()
+        first = first_pass[id(candidate)]
         decision = bubble.decide(
-            candidate, section_limit=limit, rank=first_pass[candidate.chunk_id].rank, gain=gain
-        )
-        if decision.selected:
+            candidate, rank=first.rank, gain=gain, covered=coverage.snapshot(), pool=pool_left,
+            first_pass=first.gates,
+        )  # fmt: skip
+        if decision.selection_order is not None:
             coverage.admit(candidate)
             pool_left -= candidate.tokens
-        redecided[candidate.chunk_id] = first_pass[candidate.chunk_id]._replace(
-            second_pass=decision.gates,
-            pool_remaining=limit,
-            overlap=decision.overlap,
-            budget_remaining=decision.budget_remaining,
-            bucket_remaining=decision.bucket_remaining,
-            selection_order=decision.selection_order,
-            final_reason=decision.final_reason,
-            gain=decision.gain,
-            covered=covered,
-        )
-    return [redecided.get(d.scored.chunk_id, d) for d in decisions]
+        redecided[id(candidate)] = decision
+    return [redecided.get(id(d.scored), d) for d in decisions]

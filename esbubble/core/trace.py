@@ -1,10 +1,13 @@
-"""The one trace-record builder: a decision about one candidate in, its ``TraceRecord`` out.
+"""The one trace-record builder: a decision about one candidate in, its trace record out.
 
 Selection and repair both describe what they decided with a ``Decision``
 (the scored candidate, the gate verdicts and the numbers at decision time)
 and turn it into the record here, so every record of a run has the same
 fields, built the same way (the paper's Appendix A1 fields plus gate details).
-A new trace field is one line in ``trace_record``.
+A record is the plain dictionary the audit index stores (``models.TraceDict``,
+schema ``models.TraceRecord``), built once with no validation on the hot path;
+``tests/test_trace_schema.py`` validates what this module builds. A new trace
+field is one line in ``trace_record`` and one in each of those two types.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
+from pydantic_core import to_jsonable_python
+
 from esbubble.core.gates import GATE_REASONS, GATE_STAGES, GateResults
 from esbubble.core.relevance import Facet
 from esbubble.core.score import ScoredCandidate
-from esbubble.models import FinalReason, ReplacementEvent, StepDetails, TermMatch, TraceRecord, Variant
+from esbubble.models import FinalReason, ReplacementEvent, TraceDict, Variant
 
 
 class Decision(NamedTuple):
@@ -27,7 +32,7 @@ class Decision(NamedTuple):
 
     Like ``ScoredCandidate``, an immutable intermediate on the hot path (a
     named tuple: the cheapest immutable value to build); the record that
-    leaves the core is the ``TraceRecord``.
+    leaves the core is its ``TraceDict``.
     """
 
     scored: ScoredCandidate
@@ -61,12 +66,17 @@ def query_hash(query: str, key: bytes | None = None) -> str:
     return hmac.new(key, query.encode(), hashlib.sha256).hexdigest()
 
 
+def json_time(moment: datetime) -> str:
+    """A timestamp as the trace stores it (pydantic's JSON form: ISO 8601, ``Z`` for UTC)."""
+    return str(to_jsonable_python(moment))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunContext:
-    """The run-level values every trace record of a run repeats."""
+    """The run-level values every trace record of a run repeats; ``timestamp`` as ``json_time`` gives it."""
 
     run_id: str
-    now: datetime
+    timestamp: str
     query_digest: str
     variant: Variant
     delta: float
@@ -88,89 +98,81 @@ def trace_record(
     stage: str | None = None,
     replacement: ReplacementEvent | None = None,
     notes: Sequence[str] = (),
-) -> TraceRecord:
+) -> TraceDict:
     """The trace record of one decision; ``stage`` defaults to the one its final reason names.
 
     Every value comes from a validated chunk or candidate, the config, or typed
-    arithmetic, so records are built without validation (``_Record.trusted``):
-    at ~35 fields a record, validating cost more than scoring and selecting.
+    arithmetic, so the record is built as the plain structure that is stored,
+    with no validation: at ~35 fields a record, validating cost more than
+    scoring and selecting. Gate verdicts are shared between records, never copied.
     """
     scored = decision.scored
     candidate = scored.candidate
     chunk = candidate.chunk
-    selected = decision.selected
-    matched = [facet.name for facet, weight in zip(facets, scored.facet_weights, strict=False) if weight]
-    coverage = {facet.name: amount for facet, amount in zip(facets, decision.covered, strict=False) if amount}
-    covered = list(coverage)
-    details = StepDetails.trusted(
-        {
+    chunk_id = chunk.chunk_id
+    selected = decision.selection_order is not None
+    if facets:
+        weights = zip(facets, scored.facet_weights, strict=False)
+        matched = [facet.name for facet, weight in weights if weight]
+        amounts = zip(facets, decision.covered, strict=False)
+        coverage = {facet.name: amount for facet, amount in amounts if amount}
+        covered = list(coverage)
+        new = [name for name in matched if name not in coverage] if coverage else matched[:]
+    else:
+        matched, coverage, covered, new = [], {}, [], []
+    second = decision.second_pass
+    return {
+        "trace_id": trace_id(run.run_id, chunk_id),
+        "run_id": run.run_id,
+        "batch_id": run.batch_id,
+        "@timestamp": run.timestamp,
+        "query_hash": run.query_digest,
+        "variant": run.variant,
+        "rank": decision.rank,
+        "chunk_id": chunk_id,
+        "doc_id": chunk.doc_id,
+        "section": chunk.section,
+        "sheet_name": chunk.sheet_name,
+        "bucket": scored.bucket,
+        "row_number": chunk.row_number,
+        "page": chunk.page,
+        "token_count": chunk.token_count,
+        "tf": scored.tf,
+        "relevance": scored.relevance,
+        "boost": scored.boost,
+        "len_penalty": scored.len_penalty,
+        "score_raw": scored.score_raw,
+        "score_final": scored.score_final,
+        "gain": decision.gain,
+        "facets": matched,
+        "facets_new": new,
+        "es_score": candidate.es_score,
+        "es_rank": candidate.es_rank,
+        "overlap": decision.overlap,
+        "threshold": run.delta,
+        "budget_remaining": decision.budget_remaining,
+        "bucket_remaining": decision.bucket_remaining,
+        "stage": stage or STAGE_OF[decision.final_reason],
+        "step_decision": "pass" if selected else "fail",
+        "final_decision": "selected" if selected else "rejected",
+        "final_reason": decision.final_reason,
+        "selection_order": decision.selection_order,
+        "step_details": {
             "gates": list(decision.gates),
-            "second_pass": list(decision.second_pass or ()),
+            "second_pass": list(second) if second else [],
             "pool_remaining": decision.pool_remaining,
             "expansion": [],
-            "replacement": replacement,
+            "replacement": None if replacement is None else replacement.model_dump(mode="json"),
             "notes": list(notes),
-            "terms": [
-                TermMatch.trusted(
-                    {
-                        "facet": m.facet,
-                        "term": m.term,
-                        "idf": m.idf,
-                        "tf": m.tf,
-                        "context_tf": m.context_tf,
-                        "weight": m.weight,
-                    }
-                )
-                for m in scored.matches
-            ],
+            "terms": list(scored.matches),  # shared with the scored candidate, never changed
             "covered": covered,
             "coverage": coverage,
-        }
-    )
-    return TraceRecord.trusted(
-        {
-            "trace_id": trace_id(run.run_id, chunk.chunk_id),
-            "run_id": run.run_id,
-            "batch_id": run.batch_id,
-            "timestamp": run.now,
-            "query_hash": run.query_digest,
-            "variant": run.variant,
-            "rank": decision.rank,
-            "chunk_id": chunk.chunk_id,
-            "doc_id": chunk.doc_id,
-            "section": chunk.section,
-            "sheet_name": chunk.sheet_name,
-            "bucket": scored.bucket,
-            "row_number": chunk.row_number,
-            "page": chunk.page,
-            "token_count": chunk.token_count,
-            "tf": scored.tf,
-            "relevance": scored.relevance,
-            "boost": scored.boost,
-            "len_penalty": scored.len_penalty,
-            "score_raw": scored.score_raw,
-            "score_final": scored.score_final,
-            "gain": decision.gain,
-            "facets": matched,
-            "facets_new": [name for name in matched if name not in covered],
-            "es_score": candidate.es_score,
-            "es_rank": candidate.es_rank,
-            "overlap": decision.overlap,
-            "threshold": run.delta,
-            "budget_remaining": decision.budget_remaining,
-            "bucket_remaining": decision.bucket_remaining,
-            "stage": stage or STAGE_OF[decision.final_reason],
-            "step_decision": "pass" if selected else "fail",
-            "final_decision": "selected" if selected else "rejected",
-            "final_reason": decision.final_reason,
-            "selection_order": decision.selection_order,
-            "step_details": details,
-        }
-    )
+        },
+    }
 
 
 def trace_records(
     decisions: Sequence[Decision], run: RunContext, facets: Sequence[Facet] = ()
-) -> list[TraceRecord]:
+) -> list[TraceDict]:
     """One trace record per decision, in the order given."""
     return [trace_record(decision, run, facets) for decision in decisions]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
 from esbubble.core.budget import Budget, bucket_of
-from esbubble.models import Bubble, Chunk, ExpansionEvent, SelectedChunk, TraceRecord
+from esbubble.models import Bubble, Chunk, ExpansionEvent, SelectedChunk, TraceDict
 
 ExpandMode = Literal["window", "parent"]
 
@@ -237,30 +237,33 @@ def merge_passages(
     return sorted(passages, key=lambda p: (p.rank, p.doc_id, p.chunks[0].position))
 
 
-def _updated_trace(bubble: Bubble, plan: _Plan) -> list[TraceRecord]:
-    """Anchors carry their events; candidates pulled in as neighbours become ``expanded_into``."""
+def _updated_trace(bubble: Bubble, plan: _Plan) -> list[TraceDict]:
+    """Anchors carry their events; candidates pulled in as neighbours become ``expanded_into``.
+
+    A changed record is a copy: the bubble's own records stay as they were.
+    """
     by_anchor: dict[str, list[ExpansionEvent]] = {}
     for event in plan.events:
         by_anchor.setdefault(event.anchor_chunk_id, []).append(event)
     records = []
     for original in bubble.trace:
         record = original
-        if record.chunk_id in by_anchor and record.final_decision == "selected":
-            details = record.step_details.model_copy(
-                update={"expansion": [*record.step_details.expansion, *by_anchor[record.chunk_id]]}
-            )
-            record = record.model_copy(update={"step_details": details})
-        elif record.chunk_id in plan.added_by and record.final_decision == "rejected":
-            note = f"expanded_into passage of {plan.added_by[record.chunk_id]} (was {record.final_reason})"
-            details = record.step_details.model_copy(update={"notes": [*record.step_details.notes, note]})
-            record = record.model_copy(
-                update={
-                    "final_decision": "selected",
-                    "final_reason": "expanded_into",
-                    "stage": "expand",
-                    "step_details": details,
-                }
-            )
+        chunk_id = record["chunk_id"]
+        if chunk_id in by_anchor and record["final_decision"] == "selected":
+            details = record["step_details"].copy()
+            events = [event.model_dump(mode="json") for event in by_anchor[chunk_id]]
+            details["expansion"] = [*details["expansion"], *events]
+            record = record.copy()
+            record["step_details"] = details
+        elif chunk_id in plan.added_by and record["final_decision"] == "rejected":
+            note = f"expanded_into passage of {plan.added_by[chunk_id]} (was {record['final_reason']})"
+            details = record["step_details"].copy()
+            details["notes"] = [*details["notes"], note]
+            record = record.copy()
+            record["final_decision"] = "selected"
+            record["final_reason"] = "expanded_into"
+            record["stage"] = "expand"
+            record["step_details"] = details
         records.append(record)
     return records
 
@@ -274,7 +277,7 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
         budget=Budget.after(bubble, anchors, config),
         included={c.chunk_id: c for c in anchors},
         hashes={c.content_hash for c in anchors},
-        evicted=frozenset(r.chunk_id for r in bubble.trace if r.final_reason == "replaced"),
+        evicted=frozenset(r["chunk_id"] for r in bubble.trace if r["final_reason"] == "replaced"),
     )
     pool = sorted(
         {c.chunk_id: c for c in neighbours if c.chunk_id not in plan.included}.values(),

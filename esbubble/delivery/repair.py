@@ -35,7 +35,7 @@ from esbubble.core.score import (
 from esbubble.core.select import gate_switches, relevance_value
 from esbubble.core.trace import Decision, RunContext, trace_record
 from esbubble.core.variants import VARIANTS
-from esbubble.models import Bubble, Candidate, Chunk, ReplacementEvent, SelectedChunk, TraceRecord
+from esbubble.models import Bubble, Candidate, Chunk, ReplacementEvent, SelectedChunk, TraceDict
 from esbubble.text import query_terms, tokenize, word_set
 
 
@@ -164,7 +164,7 @@ class _Rules:
             verdicts=Verdicts(gate_switches(switches)),
             run=RunContext(
                 run_id=bubble.run_id,
-                now=bubble.trace[0].timestamp,
+                timestamp=bubble.trace[0]["@timestamp"],
                 query_digest=bubble.query_hash,
                 variant=bubble.variant,
                 delta=bubble.delta,
@@ -236,8 +236,8 @@ class _RepairState:
     rules: _Rules
     facets: list[Facet]
     selected: list[SelectedChunk]
-    records: dict[str, TraceRecord]
-    extra_records: list[TraceRecord] = field(default_factory=list)
+    records: dict[str, TraceDict]
+    extra_records: list[TraceDict] = field(default_factory=list)
     inserted_at: dict[str, int] = field(default_factory=dict)
     evicted: set[str] = field(default_factory=set)
 
@@ -303,9 +303,9 @@ class _RepairState:
         order = max(s.selection_order for s in self.selected) + 1
         parts = f"newcomer {swap.newcomer_utility.model_dump()}, victim {swap.victim_utility.model_dump()}"
         known = self.records.get(candidate.chunk_id)
-        rank = known.rank if known is not None else len(bubble.trace) + len(self.extra_records) + 1
+        rank = known["rank"] if known is not None else len(bubble.trace) + len(self.extra_records) + 1
         gates = swap.gates
-        entrant = selected_chunk(candidate, rank=rank, order=order, overlap=gates.redundancy.value)
+        entrant = selected_chunk(candidate, rank=rank, order=order, overlap=gates.redundancy["value"])
         self.selected = [s for s in self.selected if s is not swap.victim] + [entrant]
         decision = Decision(
             # The newcomer's record lists no facet or term matches: repair's facets are lexical, not
@@ -313,9 +313,9 @@ class _RepairState:
             scored=candidate._replace(matches=()),
             rank=rank,
             gates=gates,
-            overlap=gates.redundancy.value,
-            budget_remaining=gates.global_budget.limit,
-            bucket_remaining=gates.section_budget.limit,
+            overlap=gates.redundancy["value"],
+            budget_remaining=gates.global_budget["limit"],
+            bucket_remaining=gates.section_budget["limit"],
             selection_order=order,
             final_reason="passed_all_gates",
             gain=candidate.score_final,
@@ -328,20 +328,20 @@ class _RepairState:
             notes=[f"repair loop {loop}: {parts}"],
         )
         if known is not None:
-            record = record.model_copy(update={"es_rank": known.es_rank})
+            record["es_rank"] = known["es_rank"]
         else:
             self.extra_records.append(record)
-        self.records[record.chunk_id] = record
-        old = self.records[victim_id]
-        self.records[victim_id] = old.model_copy(
-            update={
-                "final_decision": "rejected",
-                "final_reason": "replaced",
-                "stage": "repair",
-                "step_decision": "fail",
-                "step_details": old.step_details.model_copy(update={"replacement": event}),
-            }
-        )
+        self.records[record["chunk_id"]] = record
+        # Records are shared with the bubble repair started from: the victim's is copied, not changed.
+        victim = self.records[victim_id].copy()
+        details = victim["step_details"].copy()
+        details["replacement"] = event.model_dump(mode="json")
+        victim["final_decision"] = "rejected"
+        victim["final_reason"] = "replaced"
+        victim["stage"] = "repair"
+        victim["step_decision"] = "fail"
+        victim["step_details"] = details
+        self.records[victim_id] = victim
         return event
 
 
@@ -354,7 +354,7 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
         rules=_Rules.of(bubble, config),
         facets=facets,
         selected=sorted(bubble.selected, key=lambda s: s.selection_order),
-        records={r.chunk_id: r for r in bubble.trace},
+        records={r["chunk_id"]: r for r in bubble.trace},
     )
     gaps_before = [f.name for f in uncovered(facets, state.chunks)]
     pool = _pool(candidates)
@@ -369,8 +369,8 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
         if swap is None:
             break
         events.append(state.apply(swap, loop))
-    trace = [state.records[r.chunk_id] for r in bubble.trace]
-    trace += [state.records[r.chunk_id] for r in state.extra_records]
+    trace = [state.records[r["chunk_id"]] for r in bubble.trace]
+    trace += [state.records[r["chunk_id"]] for r in state.extra_records]
     return RepairResult(
         bubble=bubble.model_copy(update={"selected": state.selected, "trace": trace}),
         events=events,

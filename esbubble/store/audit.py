@@ -33,7 +33,7 @@ from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.errors import ConfigError, EngineError, NotFoundError
-from esbubble.models import RunManifest, TraceRecord
+from esbubble.models import RunManifest, TraceDict, trace_dict
 from esbubble.store.connection import Store
 from esbubble.store.errors import Failure, always, engine_errors, tolerating
 from esbubble.store.names import IndexNames
@@ -180,14 +180,14 @@ class TraceWriter:
     def for_store(cls, store: Store) -> TraceWriter:
         return cls(store.client, store.names, store.settings.home)
 
-    def actions(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> list[dict[str, Any]]:
-        """The bulk actions for one run: every trace record, then the manifest."""
-        actions = [
-            {
-                "_index": self._names.traces_index(record.timestamp),
-                "_id": record.trace_id,
-                "_source": record.model_dump(mode="json", by_alias=True),
-            }
+    def actions(self, manifest: RunManifest, records: Sequence[TraceDict]) -> list[dict[str, Any]]:
+        """The bulk actions for one run: every trace record (already the plain structure stored), then
+        the manifest."""
+        indices: dict[str, str] = {}
+        for stamp in {record["@timestamp"] for record in records}:
+            indices[stamp] = self._names.traces_index(datetime.fromisoformat(stamp))
+        actions: list[dict[str, Any]] = [
+            {"_index": indices[record["@timestamp"]], "_id": record["trace_id"], "_source": record}
             for record in records
         ]
         actions.append(
@@ -199,7 +199,7 @@ class TraceWriter:
         )
         return actions
 
-    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+    def write(self, manifest: RunManifest, records: Sequence[TraceDict]) -> WriteResult:
         """Write to the cluster; never raises for audit failures (spools instead, see ``WriteResult``)."""
         actions = self.actions(manifest, records)
         outcome = _write_actions(self._client, self._names, actions)
@@ -229,7 +229,7 @@ class TraceWriter:
         return WriteResult(written=written, spooled=len(failed), spool_file=path, error=error)
 
 
-_Run = tuple[RunManifest, Sequence[TraceRecord]]
+_Run = tuple[RunManifest, Sequence[TraceDict]]
 
 
 class _Flush:
@@ -287,7 +287,7 @@ class BackgroundTraceWriter(TraceWriter):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def write(self, manifest: RunManifest, records: Sequence[TraceRecord]) -> WriteResult:
+    def write(self, manifest: RunManifest, records: Sequence[TraceDict]) -> WriteResult:
         """Queue one run's records and manifest; they are written in the background."""
         if self._closed:
             return super().write(manifest, records)
@@ -471,7 +471,7 @@ def _sources(
     return [hit["_source"] for hit in search_pages(store, index, query, sort, missing_ok=missing_ok)]
 
 
-def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]:
+def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceDict]]:
     """A run's manifest and trace records (in rank order), read back from the audit indices."""
     names = store.names
     query = {"bool": {"filter": [{"term": {"run_id": run_id}}]}}
@@ -492,7 +492,7 @@ def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]
             if store.client.indices.exists_alias(name=names.traces)
             else []
         )
-    return RunManifest.model_validate(runs[0]), [TraceRecord.model_validate(source) for source in records]
+    return RunManifest.model_validate(runs[0]), [trace_dict(source) for source in records]
 
 
 def _search_failed(store: Store, index: str) -> Callable[[Failure], EngineError]:
@@ -519,8 +519,8 @@ def find_manifests(store: Store, run_or_batch_id: str) -> list[RunManifest]:
     return manifests
 
 
-def trace_records(store: Store, run_ids: Sequence[str], *, selected_only: bool = False) -> list[TraceRecord]:
-    """Trace records of these runs, ordered by run id then rank."""
+def trace_records(store: Store, run_ids: Sequence[str], *, selected_only: bool = False) -> list[TraceDict]:
+    """Trace records of these runs, ordered by run id then rank (validated as ``TraceRecord``)."""
     if not run_ids:
         return []
     filters: list[dict[str, Any]] = [{"terms": {"run_id": list(run_ids)}}]
@@ -529,8 +529,8 @@ def trace_records(store: Store, run_ids: Sequence[str], *, selected_only: bool =
     traces = store.names.traces
     with engine_errors(_search_failed(store, traces)):
         docs = _sources(store, traces, {"bool": {"filter": filters}}, [{"trace_id": "asc"}], missing_ok=True)
-    records = [TraceRecord.model_validate(doc) for doc in docs]
-    return sorted(records, key=lambda r: (r.run_id, r.rank))
+    records = [trace_dict(doc) for doc in docs]
+    return sorted(records, key=lambda r: (r["run_id"], r["rank"]))
 
 
 MAX_AGE = timedelta(days=100 * 366)

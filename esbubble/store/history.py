@@ -34,7 +34,7 @@ from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.errors import EngineError, NotFoundError
-from esbubble.models import RunManifest, TraceRecord
+from esbubble.models import RunManifest, TraceDict, trace_dict
 from esbubble.store.connection import Store
 from esbubble.store.errors import engine_errors
 from esbubble.store.journal import PRIVATE_FILE, Entry, journal_dir, private_dir, read_segment, segments
@@ -187,7 +187,7 @@ def _manifest_from_disk(home: Path, prefix: str, run_id: str) -> RunManifest | N
     return None
 
 
-def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]:
+def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceDict]]:
     """``audit.read_run``, with the trace records (and the manifest) read from the history when the
     engine no longer holds them."""
     from esbubble.store.audit import read_run as read_from_engine
@@ -204,8 +204,8 @@ def read_run(store: Store, run_id: str) -> tuple[RunManifest, list[TraceRecord]]
     if records or not store.settings.embedded:
         return manifest, records
     actions = records_of(store.settings.home, store.names.prefix, [run_id], [manifest.timestamp])
-    records = [TraceRecord.model_validate(action["_source"]) for action in actions]
-    return manifest, sorted(records, key=lambda r: (r.rank, r.chunk_id))
+    records = [trace_dict(action["_source"]) for action in actions]
+    return manifest, sorted(records, key=lambda r: (r["rank"], r["chunk_id"]))
 
 
 def _runs_with_traces(store: Store, run_ids: Sequence[str]) -> set[str]:
