@@ -200,7 +200,8 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
         matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
-        gain = matched * weight_of(record["boost"]) if matched > 0 else max(record["boost"], 0.0)
+        # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
+        gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
         assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
         if not record["step_details"]["second_pass"]:
             first_pass.append(record["gain"])

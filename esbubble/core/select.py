@@ -143,9 +143,14 @@ class _Coverage:
         covered = self.covered
         share = self.covered_weight
         total = 0.0
-        for index, weight in self._hits[id(scored)]:
+        hits = self._hits[id(scored)]
+        for index, weight in hits:
             amount = covered[index]
             total += weight * share**amount if amount else weight
+        if hits and not total and self.multiplicative:
+            # Every facet it matches is used up (covered_weight = 0): its prior does not stand in for
+            # them as it does for a chunk that matches nothing, or its gain would rise as B grows.
+            return 0.0
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
     def snapshot(self) -> tuple[float, ...]:
