@@ -89,9 +89,8 @@ def cold_samples(
 ) -> list[float]:
     """Milliseconds of ``build_bubble`` on chunk objects it has not seen, as after a search.
 
-    The core prepares a chunk's term sets once per chunk object (``esbubble.core.score.prepared``);
-    the keys above reuse one candidate set, so from the second query on they measure warm chunks.
-    Here every query gets fresh copies (made outside the timing), so each run prepares them again.
+    The core keeps nothing between calls, so this differs from the keys above only by the fresh
+    objects' memory: every query gets fresh copies (made outside the timing).
     """
     now = datetime.now(UTC)
     samples: list[float] = []

@@ -176,10 +176,8 @@ class PreparedChunk:
 
     Chunks are frozen, so nothing derived from one goes stale: the token counts
     and compare tokens (``chunk_terms``), the analysed terms (``chunk_stems``,
-    only when bm25 asks) and ``words(x)`` under a stop-word list. ``prepared``
-    keeps these for the chunk objects seen last, so a chunk scored again (the
-    same candidates under another query, variant or configuration) is not
-    prepared again.
+    only when bm25 asks) and ``words(x)`` under a stop-word list, each at most
+    once while the value lives (one scoring call).
     """
 
     __slots__ = ("_stem_terms", "_stems", "_words", "chunk", "compare", "counts")
@@ -214,19 +212,10 @@ class PreparedChunk:
         return found
 
 
-# By ``id`` of the chunk object; each entry holds its chunk, so an id is not reused while it is here.
-_PREPARED: dict[int, PreparedChunk] = {}
-_PREPARED_LIMIT = 8192
-
-
 def prepared(chunk: Chunk) -> PreparedChunk:
-    """The chunk's ``PreparedChunk``, made on first use and kept for the last few thousand chunks."""
-    found = _PREPARED.get(id(chunk))
-    if found is None or found.chunk is not chunk:
-        if len(_PREPARED) >= _PREPARED_LIMIT:
-            _PREPARED.clear()
-        found = _PREPARED[id(chunk)] = PreparedChunk(chunk)
-    return found
+    """The chunk's ``PreparedChunk``: made per scoring call, never kept between calls (no module state;
+    after a search every chunk is new anyway)."""
+    return PreparedChunk(chunk)
 
 
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
