@@ -171,51 +171,10 @@ def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
     return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
 
 
-class PreparedChunk:
-    """What scoring and the redundancy gate read from one chunk, derived once per chunk object.
-
-    Chunks are frozen, so nothing derived from one goes stale: the token counts
-    and compare tokens (``chunk_terms``), the analysed terms (``chunk_stems``,
-    only when bm25 asks) and ``words(x)`` under a stop-word list, each at most
-    once while the value lives (one scoring call).
-    """
-
-    __slots__ = ("_stem_terms", "_stems", "_words", "chunk", "compare", "counts")
-
-    def __init__(self, chunk: Chunk) -> None:
-        self.chunk = chunk
-        counts, compare = chunk_terms(chunk)
-        self.counts = counts
-        self.compare = frozenset(compare)
-        self._stems: tuple[Mapping[str, int], Mapping[str, int]] | None = None
-        self._stem_terms: frozenset[str] | None = None
-        self._words: dict[frozenset[str], frozenset[str]] = {}
-
-    def stems(self) -> tuple[Mapping[str, int], Mapping[str, int]]:
-        """``chunk_stems``: the analysed term counts of text and context."""
-        if self._stems is None:
-            self._stems = chunk_stems(self.chunk)
-        return self._stems
-
-    def stem_terms(self) -> frozenset[str]:
-        """The distinct analysed terms of text and context together (a document frequency of one)."""
-        if self._stem_terms is None:
-            text, context = self.stems()
-            self._stem_terms = frozenset(text).union(context)
-        return self._stem_terms
-
-    def words(self, stops: frozenset[str]) -> frozenset[str]:
-        """``words(x)``: the distinct compare tokens less ``stops``."""
-        found = self._words.get(stops)
-        if found is None:
-            found = self._words[stops] = self.compare.difference(stops)
-        return found
-
-
-def prepared(chunk: Chunk) -> PreparedChunk:
-    """The chunk's ``PreparedChunk``: made per scoring call, never kept between calls (no module state;
-    after a search every chunk is new anyway)."""
-    return PreparedChunk(chunk)
+def stem_terms(chunk: Chunk) -> frozenset[str]:
+    """The distinct analysed terms of a chunk's text and context together (a document frequency of one)."""
+    text, context = chunk_stems(chunk)
+    return frozenset(text).union(context)
 
 
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
@@ -239,7 +198,7 @@ class Scoring:
 
 def chunk_words(chunk: Chunk, stops: frozenset[str]) -> frozenset[str]:
     """``words(x)``: the distinct compare tokens of a chunk less the stop words (the redundancy gate's)."""
-    return prepared(chunk).words(stops)
+    return frozenset(chunk_terms(chunk)[1]).difference(stops)
 
 
 def query_facets_of(query: str, config: BubbleConfig) -> tuple[Facet, ...]:
@@ -290,13 +249,12 @@ class Scorer:
         config = self.config
         params = config.bubble
         chunk = candidate.chunk
-        terms = prepared(chunk)
-        counts = terms.counts
+        counts, compare = chunk_terms(chunk)
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(self.paper_terms, counts))
         matches: tuple[TermMatchDict, ...] = ()
         if self.stats is not None:
-            text_stems, context_stems = terms.stems()
+            text_stems, context_stems = chunk_stems(chunk)
             weights, matches = table_weights(
                 self.idf, text_stems, context_stems, context_weight=params.context_weight, k1=params.k1
             )
@@ -311,7 +269,7 @@ class Scorer:
         )
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=self.stats is not None)
-        words = terms.words(self.stops)
+        words = frozenset(compare).difference(self.stops)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
         )
@@ -335,7 +293,7 @@ def score_candidates(
     equals tokenising its text (``tests/test_score_terms.py``).
     """
     if config.bubble.relevance == "bm25" and stats is None:
-        stats = stats_from_candidates([prepared(c.chunk).stem_terms() for c in candidates])
+        stats = stats_from_candidates([stem_terms(c.chunk) for c in candidates])
     if config.bubble.relevance == "tf":
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
@@ -374,5 +332,5 @@ def scorer_for(
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
-        stats = stats_from_candidates([prepared(first.chunk).stem_terms()] if first is not None else [])
+        stats = stats_from_candidates([stem_terms(first.chunk)] if first is not None else [])
     return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
