@@ -263,24 +263,12 @@ class Bubbling:
         if reason == "passed_all_gates":
             order = budget.spend(scored.bucket, scored.tokens)
             self.redundancy.admit(scored.words)
-        if first_pass is None:
-            return Decision(
-                scored, rank, gates, value, budget_left, bucket_left, order, reason, None, None, gain, covered
-            )
+        # a second-pass decision keeps its first-pass gates and adds these (``pool`` is None otherwise)
+        recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
-            scored,
-            rank,
-            first_pass,
-            value,
-            budget_left,
-            bucket_left,
-            order,
-            reason,
-            gates,
-            pool,
-            gain,
+            scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
             covered,
-        )
+        )  # fmt: skip
 
 
 def select(
