@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.config import BubbleConfig, parse_config
+from esbubble.config import BubbleConfig
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, bucket_of
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
@@ -101,10 +101,9 @@ def micro_query_config(config: BubbleConfig) -> BubbleConfig:
     Without priors the engine body is a plain BM25 match on the gap terms, so
     prior-boosted sections cannot crowd out the chunks that close the gap.
     """
-    data = config.model_dump(mode="json")
-    data["priors"] = {}
-    data["bubble"]["candidate_k"] = config.repair.micro_k
-    return parse_config(data, source="repair micro-query")
+    source = "repair micro-query"
+    no_priors = config.with_section("priors", {"sections": {}, "keywords": {}}, source=source)
+    return no_priors.with_section("bubble", {"candidate_k": config.repair.micro_k}, source=source)
 
 
 def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config: BubbleConfig) -> Utility:
