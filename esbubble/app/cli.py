@@ -479,7 +479,6 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     """
     from esbubble.app import cli_render as render
     from esbubble.app.deliver import run_delivery
-    from esbubble.config import parse_config
 
     if not query.strip():
         raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
@@ -487,9 +486,7 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 
     check_query_text(query)
     resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
-    data = resolved.model_dump(mode="json")
-    data["assemble"]["enabled"] = True
-    config = parse_config(data, source="assemble")
+    config = resolved.with_section("assemble", {"enabled": True}, source="assemble")
     with store_of(ctx, index=index, initialise=True) as store:
         result = run_delivery(store, query, config)
     render.warn_empty(result.delivery.bubble)
