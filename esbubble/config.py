@@ -25,6 +25,7 @@ from esbubble.models import SourceType
 from esbubble.text import DEFAULT_STOP_WORDS
 
 Encoding = Literal["o200k_base", "cl100k_base"]
+SlackPolicy = Literal["strict", "global_pool"]
 
 
 class _Section(BaseModel):
@@ -43,7 +44,7 @@ class BubbleParams(_Section):
     max_chunks: int = Field(default=100, ge=1, le=10_000)
     length_norm: Literal["median"] | float = Field(default="median", description="θ: 'median' or > 0")
     min_score: float = Field(default=0.0, description="a candidate needs score > min_score")
-    slack_policy: Literal["strict", "global_pool"] = "global_pool"
+    slack_policy: SlackPolicy = "global_pool"
     encoding: Encoding = "o200k_base"
     variant: Literal["engine_topk", "flat_topk", "structure", "diversity", "full"] = "full"
     stop_words: tuple[str, ...] = Field(default=DEFAULT_STOP_WORDS, strict=False)  # a TOML array is a list

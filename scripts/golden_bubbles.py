@@ -36,6 +36,7 @@ from typing import Any
 
 from esbubble.config import BubbleConfig, load_profile
 from esbubble.core.bubble import build_bubble
+from esbubble.core.budget import BudgetRules
 from esbubble.core.relevance import TermStats
 from esbubble.delivery.expand import plan_expansion
 from esbubble.delivery.repair import plan_repair
@@ -162,9 +163,8 @@ def compute(cases: Sequence[Case]) -> dict[str, str]:
                 )
                 neighbours = [c.chunk for c in case.candidates]
                 for mode in ("window", "parent"):
-                    expanded = plan_expansion(
-                        repaired.bubble, neighbours, config.with_section("expand", {"mode": mode})
-                    )
+                    settings = config.expand.model_copy(update={"mode": mode})
+                    expanded = plan_expansion(repaired.bubble, neighbours, settings, BudgetRules.of(config))
                     digests[f"{prefix}/expand_{mode}"] = digest(
                         expanded.model_dump(mode="json", by_alias=True)
                     )

@@ -21,7 +21,8 @@ def prompt_with_sources(n: int):  # type: ignore[no-untyped-def]
         )
         for r in range(1, n + 1)
     ]
-    return assemble("q?", passages, parse_config({"assemble": {"enabled": True}}))
+    config = parse_config({"assemble": {"enabled": True}})
+    return assemble("q?", passages, config.assemble, config.bubble.encoding)
 
 
 def test_anchor_and_parsing_round_trip() -> None:

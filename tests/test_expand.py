@@ -7,12 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.delivery.expand import plan_expansion
-from esbubble.models import Chunk, ExpansionEvent
+from esbubble.core.budget import BudgetRules
+from esbubble.delivery.expand import Expansion, plan_expansion
+from esbubble.models import Bubble, Chunk, ExpansionEvent
 
 
 def window_config(radius: int = 1, **expand: object) -> BubbleConfig:
     return parse_config({"expand": {"mode": "window", "radius": {"text": radius}, **expand}})
+
+
+def expand(bubble: Bubble, neighbours: list[Chunk], config: BubbleConfig) -> Expansion:
+    """Plan the expansion as delivery does, with the profile's ``[expand]`` and bucket rules."""
+    return plan_expansion(bubble, neighbours, config.expand, BudgetRules.of(config))
 
 
 def doc(doc_id: str, n: int, **kwargs: object) -> list[Chunk]:
@@ -26,7 +32,7 @@ def reasons(expansion_events: list[object]) -> list[str]:
 def test_off_mode_delivers_each_selected_chunk_as_its_passage() -> None:
     chunks = doc("a", 6)
     bubble = make_bubble([chunks[4], chunks[1]])
-    result = plan_expansion(bubble, chunks, BubbleConfig())
+    result = expand(bubble, chunks, BubbleConfig())
     assert [p.chunk_ids for p in result.passages] == [["a#4"], ["a#1"]]
     assert result.events == []
     assert result.tokens_used == 20
@@ -34,7 +40,7 @@ def test_off_mode_delivers_each_selected_chunk_as_its_passage() -> None:
 
 def test_window_adds_nearest_neighbours_after_then_before() -> None:
     chunks = doc("a", 6)
-    result = plan_expansion(make_bubble([chunks[2]]), chunks, window_config(radius=2))
+    result = expand(make_bubble([chunks[2]]), chunks, window_config(radius=2))
     assert [p.chunk_ids for p in result.passages] == [["a#0", "a#1", "a#2", "a#3", "a#4"]]
     assert reasons(result.events) == ["fits: a#3", "fits: a#1", "fits: a#4", "fits: a#0"]
     assert result.tokens_used == 50
@@ -42,7 +48,7 @@ def test_window_adds_nearest_neighbours_after_then_before() -> None:
 
 def test_window_stops_at_the_budget_nearest_first() -> None:
     chunks = doc("a", 6)
-    result = plan_expansion(make_bubble([chunks[2]], budget=25), chunks, window_config(radius=2))
+    result = expand(make_bubble([chunks[2]], budget=25), chunks, window_config(radius=2))
     assert result.passages[0].chunk_ids == ["a#2", "a#3"]
     assert reasons(result.events) == ["fits: a#3", "budget_exceeded: a#1", "budget_exceeded: a#4"]
     refused = result.events[1]
@@ -52,24 +58,24 @@ def test_window_stops_at_the_budget_nearest_first() -> None:
 
 def test_window_never_crosses_the_document_boundary() -> None:
     mine, other = doc("a", 2), doc("b", 5)
-    result = plan_expansion(make_bubble([mine[1]]), [*mine, *other], window_config(radius=3))
+    result = expand(make_bubble([mine[1]]), [*mine, *other], window_config(radius=3))
     assert [p.chunk_ids for p in result.passages] == [["a#0", "a#1"]]
     assert all(cid.startswith("a#") for cid in result.chunk_ids)
 
 
 def test_section_boundary_is_refused_by_default_and_crossed_when_allowed() -> None:
     chunks = [make_chunk("a", 0, section="Intro"), make_chunk("a", 1), make_chunk("a", 2)]
-    kept = plan_expansion(make_bubble([chunks[1]]), chunks, window_config())
+    kept = expand(make_bubble([chunks[1]]), chunks, window_config())
     assert kept.passages[0].chunk_ids == ["a#1", "a#2"]
     assert "section_boundary: a#0" in reasons(kept.events)
-    crossed = plan_expansion(make_bubble([chunks[1]]), chunks, window_config(cross_sections=True))
+    crossed = expand(make_bubble([chunks[1]]), chunks, window_config(cross_sections=True))
     assert crossed.passages[0].chunk_ids == ["a#0", "a#1", "a#2"]
     assert crossed.passages[0].sections == ["Intro", "Body"]
 
 
 def test_overlapping_windows_merge_and_no_text_appears_twice() -> None:
     chunks = doc("a", 7)
-    result = plan_expansion(make_bubble([chunks[2], chunks[4]]), chunks, window_config(radius=1))
+    result = expand(make_bubble([chunks[2], chunks[4]]), chunks, window_config(radius=1))
     assert [p.chunk_ids for p in result.passages] == [["a#1", "a#2", "a#3", "a#4", "a#5"]]
     assert result.passages[0].anchor_ids == ["a#2", "a#4"]
     assert "already_in_bubble: a#3" in reasons(result.events)
@@ -78,7 +84,7 @@ def test_overlapping_windows_merge_and_no_text_appears_twice() -> None:
 
 def test_identical_text_elsewhere_is_not_added_again() -> None:
     chunks = [make_chunk("a", 0, text="same"), make_chunk("a", 1), make_chunk("b", 0, text="same")]
-    result = plan_expansion(make_bubble([chunks[2], chunks[1]]), chunks, window_config())
+    result = expand(make_bubble([chunks[2], chunks[1]]), chunks, window_config())
     assert "duplicate_text: a#0" in reasons(result.events)
     assert sorted(result.chunk_ids) == ["a#1", "b#0"]
 
@@ -86,7 +92,7 @@ def test_identical_text_elsewhere_is_not_added_again() -> None:
 def test_rejected_candidate_pulled_in_becomes_expanded_into() -> None:
     chunks = doc("a", 3)
     bubble = make_bubble([chunks[1]], rejected=[chunks[2]])
-    result = plan_expansion(bubble, chunks, window_config())
+    result = expand(bubble, chunks, window_config())
     records = {r["chunk_id"]: r for r in result.bubble.trace}
     assert records["a#2"]["final_reason"] == "expanded_into"
     assert records["a#2"]["final_decision"] == "selected"
@@ -99,7 +105,7 @@ def test_rejected_candidate_pulled_in_becomes_expanded_into() -> None:
 def test_bucket_cap_refuses_a_neighbour_in_a_full_bucket() -> None:
     chunks = doc("a", 3)
     bubble = make_bubble([chunks[1]], budget=100).model_copy(update={"bucket_caps": {"Text": 20}})
-    result = plan_expansion(bubble, chunks, window_config())
+    result = expand(bubble, chunks, window_config())
     assert reasons(result.events) == ["fits: a#2", "section_budget_exceeded: a#0"]
 
 
@@ -107,7 +113,7 @@ def test_parent_mode_adds_the_whole_parent_when_it_fits() -> None:
     family = [make_chunk("a", p, parent_id="a/s1") for p in range(4)]
     stranger = make_chunk("a", 4, parent_id="a/s2")
     config = parse_config({"expand": {"mode": "parent"}})
-    result = plan_expansion(make_bubble([family[2]]), [*family, stranger], config)
+    result = expand(make_bubble([family[2]]), [*family, stranger], config)
     assert [p.chunk_ids for p in result.passages] == [["a#0", "a#1", "a#2", "a#3"]]
     assert all(e.mode == "parent" for e in result.events)
 
@@ -115,7 +121,7 @@ def test_parent_mode_adds_the_whole_parent_when_it_fits() -> None:
 def test_parent_mode_refuses_a_parent_that_does_not_fit() -> None:
     family = [make_chunk("a", p, parent_id="a/s1") for p in range(4)]
     config = parse_config({"expand": {"mode": "parent"}})
-    result = plan_expansion(make_bubble([family[2]], budget=30), family, config)
+    result = expand(make_bubble([family[2]], budget=30), family, config)
     assert [p.chunk_ids for p in result.passages] == [["a#2"]]
     assert reasons(result.events) == ["parent_budget_exceeded"]
     assert result.events[0].tokens == 30
@@ -158,7 +164,7 @@ def test_expansion_stays_in_budget_and_never_repeats_text(
     scenario: tuple[list[Chunk], list[Chunk], int, BubbleConfig],
 ) -> None:
     corpus, selected, budget, config = scenario
-    result = plan_expansion(make_bubble(selected, budget=budget), corpus, config)
+    result = expand(make_bubble(selected, budget=budget), corpus, config)
     delivered = [c for p in result.passages for c in p.chunks]
     # The budget is never exceeded after expansion.
     assert sum(c.token_count for c in delivered) == result.tokens_used <= budget
@@ -184,6 +190,6 @@ def test_a_chunk_repair_evicted_is_not_brought_back_as_a_neighbour() -> None:
     chunks = doc("a", 3)
     bubble = make_bubble([chunks[1]], rejected=[chunks[2]])
     trace = [{**r, "final_reason": "replaced"} if r["chunk_id"] == "a#2" else r for r in bubble.trace]
-    result = plan_expansion(bubble.model_copy(update={"trace": trace}), chunks, window_config(radius=2))
+    result = expand(bubble.model_copy(update={"trace": trace}), chunks, window_config(radius=2))
     assert result.passages[0].chunk_ids == ["a#0", "a#1"]
     assert "replaced_by_repair: a#2" in reasons(result.events)

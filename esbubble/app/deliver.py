@@ -25,6 +25,7 @@ from esbubble.app.evaluate import CaseLike
 from esbubble.app.runner import RunOptions, RunResult, run_bubble
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
+from esbubble.core.budget import BudgetRules
 from esbubble.core.manifest import build_manifest
 from esbubble.core.metrics import gold_recall
 from esbubble.delivery.assemble import AssembledPrompt, assemble, check_room
@@ -122,7 +123,7 @@ def neighbour_requests(bubble: Bubble, config: BubbleConfig) -> list[NeighbourRe
 def expand_bubble(store: Store, bubble: Bubble, config: BubbleConfig) -> Expansion:
     """Fetch the neighbour windows (one msearch) and plan the expansion."""
     requests = neighbour_requests(bubble, config) if config.expand.mode != "off" else []
-    return plan_expansion(bubble, neighbours(store, requests), config)
+    return plan_expansion(bubble, neighbours(store, requests), config.expand, BudgetRules.of(config))
 
 
 def repair_bubble(
@@ -151,7 +152,11 @@ def deliver(
     expansion = expand_bubble(store, current, config)
     timings["expand"] = _ms(stage)
     stage = time.perf_counter()
-    prompt = assemble(bubble.query, expansion.passages, config) if config.assemble.enabled else None
+    prompt = (
+        assemble(bubble.query, expansion.passages, config.assemble, config.bubble.encoding)
+        if config.assemble.enabled
+        else None
+    )
     timings["assemble"] = _ms(stage)
     return Delivery(
         bubble=expansion.bubble, repair=repaired, expansion=expansion, prompt=prompt, timings_ms=timings
@@ -171,7 +176,7 @@ def run_delivery(
     A prompt with no room for context is refused first, before a run or its trace is recorded.
     """
     if config.assemble.enabled:
-        check_room(query, config)
+        check_room(query, config.assemble, config.bubble.encoding)
     audit = writer if writer is not None else TraceWriter.for_store(store)
     run = run_bubble(store, query, config, options, writer=audit)
     delivery = deliver(store, run.bubble, config, filters=options.filters)

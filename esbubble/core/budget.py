@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from esbubble.config import BubbleConfig
+from esbubble.config import BubbleConfig, BucketsConfig, SlackPolicy
 from esbubble.core.variants import VARIANTS
 from esbubble.models import Bubble, Chunk, FinalReason
 
@@ -26,9 +26,21 @@ def bucket_caps(shares: Mapping[str, float], budget: int) -> dict[str, int]:
     return {bucket: math.floor(share * budget + _SHARE_EPSILON) for bucket, share in sorted(shares.items())}
 
 
-def bucket_of(chunk: Chunk, config: BubbleConfig) -> str:
-    """The bucket a chunk is budgeted under (the profile's map, else the chunk's own)."""
-    return config.buckets.bucket_of(chunk.section, chunk.bucket)
+@dataclass(frozen=True, slots=True)
+class BudgetRules:
+    """What a stage after selection needs of the profile to spend the bubble's budget as selection did:
+    the bucket map (``[buckets]``) and the slack policy (``[bubble] slack_policy``)."""
+
+    buckets: BucketsConfig
+    slack_policy: SlackPolicy
+
+    @classmethod
+    def of(cls, config: BubbleConfig) -> BudgetRules:
+        return cls(buckets=config.buckets, slack_policy=config.bubble.slack_policy)
+
+    def bucket_of(self, chunk: Chunk) -> str:
+        """The bucket a chunk is budgeted under (the profile's map, else the chunk's own)."""
+        return self.buckets.bucket_of(chunk.section, chunk.bucket)
 
 
 @dataclass(slots=True)
@@ -108,7 +120,7 @@ class Budget:
         )
 
     @classmethod
-    def after(cls, bubble: Bubble, chunks: Iterable[Chunk], config: BubbleConfig) -> Budget:
+    def after(cls, bubble: Bubble, chunks: Iterable[Chunk], rules: BudgetRules) -> Budget:
         """The budget once ``chunks`` are in, with the bubble's own bucket caps ``ρ_b·T_B``.
 
         Caps apply only when the bubble's variant uses section budgets. A bucket
@@ -118,9 +130,9 @@ class Budget:
         """
         budget = cls(total=bubble.budget, caps={}, closed_to_new=False)
         for chunk in chunks:
-            budget.spend(bucket_of(chunk, config), chunk.token_count)
+            budget.spend(rules.bucket_of(chunk), chunk.token_count)
         if VARIANTS[bubble.variant].section_budgets:
-            strict = config.bubble.slack_policy == "strict"
+            strict = rules.slack_policy == "strict"
             caps = dict(bubble.bucket_caps)
             if strict:
                 caps.update({b: 0 for b in budget.bucket_spent if b not in caps})

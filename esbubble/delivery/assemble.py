@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.config import BubbleConfig
+from esbubble.config import AssembleConfig, Encoding
 from esbubble.core.tokens import count_tokens
 from esbubble.delivery.citations import anchor
 from esbubble.delivery.expand import Passage
@@ -246,25 +246,25 @@ def _count(text: str, encoding: str) -> int:
     return count_tokens(text, encoding)
 
 
-def context_budget(query: str, config: BubbleConfig) -> TokenBreakdown:
+def context_budget(query: str, settings: AssembleConfig, encoding: Encoding) -> TokenBreakdown:
     """``T_context`` and its parts; a budget of zero or less is a ``ConfigError`` naming every part."""
-    params = config.assemble
-    encoding = config.bubble.encoding
-    system = _count(params.system_prompt or DEFAULT_SYSTEM_PROMPT, encoding)
+    system = _count(settings.system_prompt or DEFAULT_SYSTEM_PROMPT, encoding)
     query_tokens = _count(QUERY_PREFIX + query, encoding)
     overhead = (
-        2 * params.message_overhead + params.reply_overhead + _count(CONTEXT_OPEN + CONTEXT_CLOSE, encoding)
+        2 * settings.message_overhead
+        + settings.reply_overhead
+        + _count(CONTEXT_OPEN + CONTEXT_CLOSE, encoding)
     )
-    budget = params.max_tokens - system - query_tokens - params.reserved_tokens - overhead
+    budget = settings.max_tokens - system - query_tokens - settings.reserved_tokens - overhead
     if budget <= 0:
         raise ConfigError(
-            f"no room for context: T_max {params.max_tokens} − system {system} − query {query_tokens}"
-            f" − reserved {params.reserved_tokens} − overhead {overhead} = {budget} tokens",
+            f"no room for context: T_max {settings.max_tokens} − system {system} − query {query_tokens}"
+            f" − reserved {settings.reserved_tokens} − overhead {overhead} = {budget} tokens",
             hint="raise assemble.max_tokens or lower assemble.reserved_tokens, or shorten the system prompt",
         )
     return TokenBreakdown(
-        max_tokens=params.max_tokens,
-        reserved=params.reserved_tokens,
+        max_tokens=settings.max_tokens,
+        reserved=settings.reserved_tokens,
         system=system,
         query=query_tokens,
         overhead=overhead,
@@ -275,12 +275,11 @@ def context_budget(query: str, config: BubbleConfig) -> TokenBreakdown:
 
 
 def _render(
-    query: str, kept: Sequence[GuardedPassage], config: BubbleConfig
+    query: str, kept: Sequence[GuardedPassage], settings: AssembleConfig, encoding: Encoding
 ) -> tuple[list[ChatMessage], str, list[SourceRef], dict[int, int]]:
     """Messages, plain text and source refs for the kept passages (best-ranked first)."""
-    encoding = config.bubble.encoding
     guarded = {id(g.passage): g for g in kept}
-    shown = order_passages([g.passage for g in kept], config.assemble.order)
+    shown = order_passages([g.passage for g in kept], settings.order)
     blocks = []
     refs = []
     numbers: dict[int, int] = {}
@@ -303,29 +302,30 @@ def _render(
                 tokens=_count(block, encoding),
             )
         )
-    system = config.assemble.system_prompt or DEFAULT_SYSTEM_PROMPT
+    system = settings.system_prompt or DEFAULT_SYSTEM_PROMPT
     user = CONTEXT_OPEN + "".join(blocks) + CONTEXT_CLOSE + QUERY_PREFIX + query
     messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
     return messages, f"{system}\n\n{user}", refs, numbers
 
 
-def _sent_tokens(messages: Sequence[ChatMessage], text: str, config: BubbleConfig) -> int:
+def _sent_tokens(
+    messages: Sequence[ChatMessage], text: str, settings: AssembleConfig, encoding: Encoding
+) -> int:
     """What the prompt costs: the messages with their framing, or the plain text, whichever is more."""
-    params, encoding = config.assemble, config.bubble.encoding
-    sent = sum(_count(m.content, encoding) for m in messages) + 2 * params.message_overhead
-    return max(sent + params.reply_overhead, _count(text, encoding))
+    sent = sum(_count(m.content, encoding) for m in messages) + 2 * settings.message_overhead
+    return max(sent + settings.reply_overhead, _count(text, encoding))
 
 
-def check_room(query: str, config: BubbleConfig) -> TokenBreakdown:
+def check_room(query: str, settings: AssembleConfig, encoding: Encoding) -> TokenBreakdown:
     """``context_budget``, plus the prompt without any source must fit ``T_max − T_reserved``.
 
     Callers that record a run (``delivery.run_delivery``) call it first, so a
     prompt that can never fit fails before anything is retrieved or written.
     """
-    parts = context_budget(query, config)
-    limit = config.assemble.max_tokens - config.assemble.reserved_tokens
-    messages, text, _, _ = _render(query, [], config)
-    total = _sent_tokens(messages, text, config)
+    parts = context_budget(query, settings, encoding)
+    limit = settings.max_tokens - settings.reserved_tokens
+    messages, text, _, _ = _render(query, [], settings, encoding)
+    total = _sent_tokens(messages, text, settings, encoding)
     if total > limit:
         raise ConfigError(
             f"the prompt without any source needs {total} tokens, above T_max − T_reserved = {limit}",
@@ -334,12 +334,13 @@ def check_room(query: str, config: BubbleConfig) -> TokenBreakdown:
     return parts
 
 
-def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> AssembledPrompt:
-    """Build the prompt for ``query`` from ``passages`` under ``config.assemble``; pure."""
-    params = config.assemble
-    encoding = config.bubble.encoding
-    parts = check_room(query, config)
-    limit = params.max_tokens - params.reserved_tokens
+def assemble(
+    query: str, passages: Sequence[Passage], settings: AssembleConfig, encoding: Encoding
+) -> AssembledPrompt:
+    """Build the prompt for ``query`` from ``passages`` under ``[assemble]``, counting tokens in
+    ``encoding`` (the profile's ``[bubble] encoding``); pure."""
+    parts = check_room(query, settings, encoding)
+    limit = settings.max_tokens - settings.reserved_tokens
     ranked = [
         guard_passage(p) for p in sorted(passages, key=lambda p: (p.rank, p.doc_id, p.chunks[0].position))
     ]
@@ -354,8 +355,8 @@ def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> A
         spent += cost
     # Then count exactly what is sent; drop from the bottom until it fits (BPE is not additive).
     while True:
-        messages, text, refs, numbers = _render(query, kept, config)
-        total = _sent_tokens(messages, text, config)
+        messages, text, refs, numbers = _render(query, kept, settings, encoding)
+        total = _sent_tokens(messages, text, settings, encoding)
         if total <= limit or not kept:
             break
         kept.pop()
@@ -380,6 +381,6 @@ def assemble(query: str, passages: Sequence[Passage], config: BubbleConfig) -> A
         messages=messages,
         text=text,
         metadata=AssemblyMetadata(
-            order=params.order, encoding=encoding, tokens=tokens, sources=refs, flags=flags, dropped=dropped
+            order=settings.order, encoding=encoding, tokens=tokens, sources=refs, flags=flags, dropped=dropped
         ),
     )

@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.config import BubbleConfig
-from esbubble.core.budget import Budget, bucket_of
+from esbubble.config import ExpandConfig
+from esbubble.core.budget import Budget, BudgetRules
 from esbubble.models import Bubble, Chunk, ExpansionEvent, SelectedChunk, TraceDict
 
 ExpandMode = Literal["window", "parent"]
@@ -84,7 +84,8 @@ def _event(
 
 @dataclass
 class _Plan:
-    config: BubbleConfig
+    settings: ExpandConfig
+    rules: BudgetRules
     budget: Budget
     included: dict[str, Chunk]
     hashes: set[str]
@@ -109,13 +110,13 @@ class _Plan:
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=0, reason="duplicate_text")
             )
             return True
-        refusal = self.budget.refusal(bucket_of(chunk, self.config), chunk.token_count)
+        refusal = self.budget.refusal(self.rules.bucket_of(chunk), chunk.token_count)
         if refusal is not None:
             self.events.append(
                 _event(anchor, mode, chunk.chunk_id, added=False, tokens=chunk.token_count, reason=refusal)
             )
             return False
-        self.budget.spend(bucket_of(chunk, self.config), chunk.token_count)
+        self.budget.spend(self.rules.bucket_of(chunk), chunk.token_count)
         self.included[chunk.chunk_id] = chunk
         self.hashes.add(chunk.content_hash)
         self.added_by[chunk.chunk_id] = anchor.chunk_id
@@ -126,7 +127,7 @@ class _Plan:
 
 
 def _plan_window(anchors: Sequence[Chunk], by_position: dict[tuple[str, int], Chunk], plan: _Plan) -> None:
-    radius = {a.chunk_id: plan.config.expand.radius.get(a.source_type, 0) for a in anchors}
+    radius = {a.chunk_id: plan.settings.radius.get(a.source_type, 0) for a in anchors}
     blocked: set[tuple[str, int]] = set()  # (anchor, direction) that hit a boundary or the budget
     for distance in range(1, max(radius.values(), default=0) + 1):
         for anchor in anchors:
@@ -139,7 +140,7 @@ def _plan_window(anchors: Sequence[Chunk], by_position: dict[tuple[str, int], Ch
                 if neighbour is None:
                     blocked.add((anchor.chunk_id, direction))
                     continue
-                if neighbour.section != anchor.section and not plan.config.expand.cross_sections:
+                if neighbour.section != anchor.section and not plan.settings.cross_sections:
                     plan.events.append(
                         _event(
                             anchor,
@@ -175,10 +176,10 @@ def _plan_parent(anchors: Sequence[Chunk], neighbours: Sequence[Chunk], plan: _P
         trial = plan.budget.trial()
         refusal = None
         for chunk in missing:
-            refusal = trial.refusal(bucket_of(chunk, plan.config), chunk.token_count)
+            refusal = trial.refusal(plan.rules.bucket_of(chunk), chunk.token_count)
             if refusal is not None:
                 break
-            trial.spend(bucket_of(chunk, plan.config), chunk.token_count)
+            trial.spend(plan.rules.bucket_of(chunk), chunk.token_count)
         if refusal is not None:
             tokens = sum(c.token_count for c in missing)
             plan.events.append(
@@ -268,13 +269,17 @@ def _updated_trace(bubble: Bubble, plan: _Plan) -> list[TraceDict]:
     return records
 
 
-def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleConfig) -> Expansion:
-    """Expand the bubble's chunks with ``neighbours`` per ``config.expand``; pure and deterministic."""
+def plan_expansion(
+    bubble: Bubble, neighbours: Sequence[Chunk], settings: ExpandConfig, rules: BudgetRules
+) -> Expansion:
+    """Expand the bubble's chunks with ``neighbours`` per ``[expand]``, spending what is left of the
+    bubble's budget under the profile's bucket ``rules``; pure and deterministic."""
     selected = sorted(bubble.selected, key=lambda s: s.selection_order)
     anchors = [s.chunk for s in selected]
     plan = _Plan(
-        config=config,
-        budget=Budget.after(bubble, anchors, config),
+        settings=settings,
+        rules=rules,
+        budget=Budget.after(bubble, anchors, rules),
         included={c.chunk_id: c for c in anchors},
         hashes={c.content_hash for c in anchors},
         evicted=frozenset(r["chunk_id"] for r in bubble.trace if r["final_reason"] == "replaced"),
@@ -283,7 +288,7 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
         {c.chunk_id: c for c in neighbours if c.chunk_id not in plan.included}.values(),
         key=lambda c: (c.doc_id, c.position, c.chunk_id),
     )
-    mode = config.expand.mode
+    mode = settings.mode
     if mode == "window":
         by_position: dict[tuple[str, int], Chunk] = {}
         for chunk in [*anchors, *pool]:
@@ -292,7 +297,7 @@ def plan_expansion(bubble: Bubble, neighbours: Sequence[Chunk], config: BubbleCo
     elif mode == "parent":
         _plan_parent(anchors, [*anchors, *pool], plan)
     passages = merge_passages(
-        plan.included.values(), selected, cross_sections=config.expand.cross_sections, owners=plan.added_by
+        plan.included.values(), selected, cross_sections=settings.cross_sections, owners=plan.added_by
     )
     return Expansion(
         mode=mode,

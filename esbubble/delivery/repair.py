@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import selected_chunk
-from esbubble.core.budget import Budget, bucket_of
+from esbubble.core.budget import Budget, BudgetRules
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
 from esbubble.core.relevance import TermStats
 from esbubble.core.score import (
@@ -189,8 +189,9 @@ class _Rules:
     def swap_gates(self, newcomer: ScoredCandidate, victim: Chunk, rest: Sequence[Chunk]) -> GateResults:
         """Every gate of the table for ``newcomer`` entering in ``victim``'s place."""
         bubble, params = self.bubble, self.config.bubble
-        budget = Budget.after(bubble, rest, self.config)
-        freed = victim.token_count if bucket_of(victim, self.config) == newcomer.bucket else 0
+        rules = BudgetRules.of(self.config)
+        budget = Budget.after(bubble, rest, rules)
+        freed = victim.token_count if rules.bucket_of(victim) == newcomer.bucket else 0
         stops = frozenset(params.stop_words)
         redundancy = Redundancy(params.overlap_mode, self.asked)
         for chunk in rest:
