@@ -115,6 +115,10 @@ max_chunks_option = click.option(
 index_option = click.option(
     "--index", help="Chunk index or alias to use instead of <prefix>-chunks (one name, no wildcards)."
 )
+variant_option = click.option(
+    "--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's)."
+)
+delta_option = click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
 redact_option = click.option(
     "--redact-query",
     is_flag=True,
@@ -413,8 +417,8 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 @profile_option
 @budget_option
 @max_chunks_option
-@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
-@click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@variant_option
+@delta_option
 @index_option
 @redact_option
 @json_option
@@ -456,8 +460,8 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 @profile_option
 @budget_option
 @max_chunks_option
-@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
-@click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+@variant_option
+@delta_option
 @index_option
 @json_option
 @click.pass_context
@@ -613,7 +617,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 @profile_option
 @budget_option
 @max_chunks_option
-@click.option("--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's).")
+@variant_option
 @click.option(
     "--compare", "baseline", metavar="RUN_OR_BATCH_ID", help="Show what changed against these runs."
 )
