@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
+import openpyxl
 from ingest_files import OPTIONS, SAMPLE, make_workbook
 
 from esbubble.core.tokens import count_tokens
@@ -103,3 +105,41 @@ def test_formula_pass_only_when_a_formula_lacks_its_cached_value(tmp_path: Path)
     assert not has_uncached_formulas(SAMPLE / "quote_job.xlsx")
     # openpyxl writes formulas without results, so their text must be read from a second parse.
     assert has_uncached_formulas(make_workbook(tmp_path / "w.xlsx"))
+
+
+def _sheet(path: Path, rows: list[list[object]]) -> Path:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Metadata"
+    for row in rows:
+        sheet.append(row)
+    book.save(path)
+    return path
+
+
+def test_a_key_value_sheet_reads_label_value_per_row_not_its_first_row_as_headers(tmp_path: Path) -> None:
+    rows: list[list[object]] = [
+        ["Publisher", "Office for National Statistics (ONS)"],
+        ["Dataset", "Business demography, UK: 2024"],
+        ["Publication date", datetime(2025, 11, 20)],
+        ["Notes:", "Counts are rounded to the nearest 5."],
+        ["Tables"],
+    ]
+    chunks = read_document(_sheet(tmp_path / "m.xlsx", rows), OPTIONS, doc_id="m.xlsx")
+    assert [c.text for c in chunks] == [
+        "Publisher: Office for National Statistics (ONS)",
+        "Dataset: Business demography, UK: 2024",
+        "Publication date: 20 November 2025",
+        "Notes: Counts are rounded to the nearest 5.",
+        "Tables",
+    ]
+    assert chunks[2].compare_text == "20 November 2025"  # the label is structure, not content
+    assert [c.row_number for c in chunks] == [1, 2, 3, 4, 5]
+
+
+def test_a_two_column_table_of_numbers_keeps_its_header_row(tmp_path: Path) -> None:
+    rows: list[list[object]] = [["Area", "Emissions"], ["Cotswold", 196.4], ["Stroud", 150.2], ["Bath", 96.2]]
+    chunks = read_document(_sheet(tmp_path / "t.xlsx", rows), OPTIONS, doc_id="t.xlsx")
+    assert [c.text for c in chunks] == ["Area: Cotswold; Emissions: 196.4", "Area: Stroud; Emissions: 150.2",
+                                        "Area: Bath; Emissions: 96.2"]  # fmt: skip

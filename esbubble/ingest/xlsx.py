@@ -3,7 +3,11 @@
 Per sheet: the header row is the first of the top ten non-empty rows that
 has at least two cells, all short text; a header cell merged across columns
 makes the next row a second header row (``Group Sub``). Rows above the header
-(titles) become header-less chunks. Merged cells are read from their
+(titles) become header-less chunks. A key-value sheet (a workbook's
+"Metadata" or "Notes" sheet: at most two cells a row, distinct short text
+labels on the left, values mostly text on the right) has no header row: each
+row reads ``Label: value``, so its first row is not taken for the column
+names of all the others. Merged cells are read from their
 top-left cell: a vertical merge repeats the value on every row it spans, a
 horizontal one gives it once. Formulas are read as the cached value Excel
 saved; a formula without one (written by a library, never recalculated) is
@@ -32,6 +36,7 @@ from esbubble.models import Chunk
 
 _HEADER_SCAN_ROWS = 10
 _MAX_HEADER_CHARS = 60
+_MIN_KEY_VALUE_ROWS = 3  # two rows could as well be a header and one record
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 # A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result.
 _UNCACHED_FORMULA = re.compile(
@@ -136,6 +141,44 @@ def _is_header_like(grid: _Grid, row: int) -> bool:
     )
 
 
+def _is_key_value(grid: _Grid) -> bool:
+    """Two columns at most, a distinct short text label left of every value, and the values mostly
+    text: a sheet of ``label | value`` pairs, not a table whose first row names its columns (a
+    two-column table of numbers under a text header is a table)."""
+    rows = list(grid.rows.values())
+    columns = {col for cells in rows for col in cells}
+    if len(rows) < _MIN_KEY_VALUE_ROWS or len(columns) > 2:  # a key and a value
+        return False
+    label_column = min(columns)
+    labels = [cells.get(label_column, "") for cells in rows]
+    short_labels = all(0 < len(label) <= _MAX_HEADER_CHARS for label in labels)
+    pairs = [row for row, cells in grid.rows.items() if len(cells) == 2]
+    mostly_text = 2 * sum(grid.text_only.get(row, False) for row in pairs) >= len(pairs)
+    return short_labels and len(set(labels)) == len(labels) and bool(pairs) and mostly_text
+
+
+def _key_value_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+    """One ``Label: value`` chunk per row of a key-value sheet (a lone label is its own text)."""
+    drafts: list[Draft] = []
+    for row, cells in grid.rows.items():
+        label, *value = [cells[col] for col in sorted(cells)]
+        label = label.rstrip(": ") if value else label  # "Notes:" | "…" reads "Notes: …", once
+        row_cells = [Cell(header=label, value=value[0])] if value else [Cell(header="", value=label)]
+        drafts.extend(
+            row_drafts(
+                f"sheet={name}/row={row}",
+                row_cells,
+                options,
+                section=name,
+                default_bucket=name,
+                sheet_name=name,
+                row_number=row,
+                context=chunk_context(title, [name], []),
+            )
+        )
+    return drafts
+
+
 def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
     """The header row numbers of a sheet and the header text of each column."""
     order = list(grid.rows)
@@ -158,6 +201,8 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
 
 
 def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+    if _is_key_value(grid):
+        return _key_value_drafts(title, name, grid, options)
     header_rows, headers = _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
     drafts: list[Draft] = []
