@@ -157,26 +157,12 @@ def _is_key_value(grid: _Grid) -> bool:
     return short_labels and len(set(labels)) == len(labels) and bool(pairs) and mostly_text
 
 
-def _key_value_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
-    """One ``Label: value`` chunk per row of a key-value sheet (a lone label is its own text)."""
-    drafts: list[Draft] = []
-    for row, cells in grid.rows.items():
-        label, *value = [cells[col] for col in sorted(cells)]
-        label = label.rstrip(": ") if value else label  # "Notes:" | "…" reads "Notes: …", once
-        row_cells = [Cell(header=label, value=value[0])] if value else [Cell(header="", value=label)]
-        drafts.extend(
-            row_drafts(
-                f"sheet={name}/row={row}",
-                row_cells,
-                options,
-                section=name,
-                default_bucket=name,
-                sheet_name=name,
-                row_number=row,
-                context=chunk_context(title, [name], []),
-            )
-        )
-    return drafts
+def _label_value(cells: dict[int, str]) -> list[Cell]:
+    """A key-value row as one ``Label: value`` cell (a lone label is its own text)."""
+    label, *value = [cells[col] for col in sorted(cells)]
+    if not value:
+        return [Cell(header="", value=label)]
+    return [Cell(header=label.rstrip(": "), value=value[0])]  # "Notes:" | "…" reads "Notes: …", once
 
 
 def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
@@ -201,19 +187,22 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
 
 
 def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
-    if _is_key_value(grid):
-        return _key_value_drafts(title, name, grid, options)
-    header_rows, headers = _headers(grid)
+    key_value = _is_key_value(grid)
+    header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
     drafts: list[Draft] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
             continue
         above_header = bool(header_rows) and row < header_rows[0]
-        row_cells = [
-            Cell(header="" if above_header else headers.get(col, ""), value=value)
-            for col, value in sorted(cells.items())
-        ]
+        row_cells = (
+            _label_value(cells)
+            if key_value
+            else [
+                Cell(header="" if above_header else headers.get(col, ""), value=value)
+                for col, value in sorted(cells.items())
+            ]
+        )
         drafts.extend(
             row_drafts(
                 f"sheet={name}/row={row}",
