@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal
 
 from esbubble.config import BubbleParams
@@ -211,9 +212,11 @@ def _gain_order(
             yield candidate, -negative
             continue
         fresh = gain(candidate)
-        if heap and (-fresh, chunk_id) > heap[0][:2]:
-            push(heap, (-fresh, chunk_id, index, version))
-            continue
+        if heap:
+            top_negative, top_id, _, _ = heap[0]
+            if -fresh > top_negative or (-fresh == top_negative and chunk_id > top_id):
+                push(heap, (-fresh, chunk_id, index, version))  # another candidate is ahead of it now
+                continue
         yield candidate, fresh
 
 
@@ -223,9 +226,14 @@ Order = Callable[[Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCa
 def relevance_value(scored: ScoredCandidate, params: BubbleParams) -> float:
     """What the relevance gate measures: the score, or under bm25 without ``fill_with_priors`` the
     relevance alone — a chunk that matches no query facet cannot enter on its prior."""
+    return relevance_measure(params)(scored)
+
+
+def relevance_measure(params: BubbleParams) -> Callable[[ScoredCandidate], float]:
+    """``relevance_value`` under ``params``, chosen once: it reads one field of the scored candidate."""
     if params.relevance == "bm25" and not params.fill_with_priors:
-        return scored.relevance
-    return scored.score_final
+        return attrgetter("relevance")
+    return attrgetter("score_final")
 
 
 def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
@@ -242,7 +250,16 @@ def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
 class Bubbling:
     """The growing bubble every decision is made against: its budget, its words, its params."""
 
-    __slots__ = ("_delta", "_max_chunks", "_min_score", "budget", "params", "redundancy", "verdicts")
+    __slots__ = (
+        "_delta",
+        "_max_chunks",
+        "_min_score",
+        "_relevance",
+        "budget",
+        "params",
+        "redundancy",
+        "verdicts",
+    )
 
     def __init__(
         self, params: BubbleParams, budget: Budget, redundancy: Redundancy, verdicts: Verdicts
@@ -252,6 +269,7 @@ class Bubbling:
         self.redundancy = redundancy
         self.verdicts = verdicts
         # the limits every decision compares with, read once
+        self._relevance = relevance_measure(params)
         self._min_score = params.min_score
         self._delta = params.overlap_threshold
         self._max_chunks = float(params.max_chunks)
@@ -280,7 +298,7 @@ class Bubbling:
         bucket_left = budget.bucket_remaining(scored.bucket)
         gates = run_gates(
             self.verdicts,
-            relevance=(relevance_value(scored, self.params), self._min_score),
+            relevance=(self._relevance(scored), self._min_score),
             redundancy=(value, self._delta),
             section_budget=(size, bucket_left if pool is None else pool),
             global_budget=(size, budget_left),
