@@ -185,7 +185,7 @@ def words_of(compare: Iterable[str], stops: frozenset[str]) -> frozenset[str]:
 
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     """Descending score, ties by chunk_id: the one order every stage uses."""
-    return (-scored.score_final, scored.chunk_id)
+    return (-scored.score_final, scored.candidate.chunk.chunk_id)
 
 
 def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
