@@ -13,7 +13,7 @@ from datetime import datetime
 
 from esbubble.config import BubbleConfig
 from esbubble.core.relevance import TermStats
-from esbubble.core.score import ScoredCandidate, engine_order_key, resolve_theta, score_candidates
+from esbubble.core.score import ScoredCandidate, engine_order_key, score_candidates
 from esbubble.core.select import select
 from esbubble.core.trace import Decision, RunContext, json_time, query_hash, trace_records
 from esbubble.core.variants import VARIANTS
@@ -109,7 +109,7 @@ def build_bubble(
         batch_id=batch_id,
         query_redacted=redact_query,
         query_hash=digest,
-        theta=resolve_theta(candidates, params.length_norm),
+        theta=scoring.theta,
         bucket_caps=selection.bucket_caps,
         bucket_shares=selection.bucket_shares,
         term_stats=scoring.stats.to_json() if scoring.stats is not None else None,

@@ -88,11 +88,10 @@ class Verdicts:
         # Per gate, in gate order: its verdicts by measurement (value, limit).
         self.by_gate: tuple[dict[Check, GateDict], ...] = tuple({} for _ in GATES)
 
-    def new(self, gate: GateName, check: Check) -> GateDict:
-        """Build and keep the verdict of a measurement not seen before in this run."""
-        found = self.by_gate[GATE_ORDER.index(gate)][check] = gate_result(
-            gate, *check, enabled=self.enabled[gate]
-        )
+    def new(self, position: int, check: Check) -> GateDict:
+        """Build and keep the verdict of a measurement not seen before in this run (gate by its position)."""
+        gate = GATE_ORDER[position]
+        found = self.by_gate[position][check] = gate_result(gate, *check, enabled=self.enabled[gate])
         return found
 
 
@@ -113,11 +112,11 @@ def run_gates(
     by_relevance, by_redundancy, by_section, by_global, by_count = verdicts.by_gate
     new = verdicts.new
     return GateResults(
-        by_relevance.get(relevance) or new("relevance", relevance),
-        by_redundancy.get(redundancy) or new("redundancy", redundancy),
-        by_section.get(section_budget) or new("section_budget", section_budget),
-        by_global.get(global_budget) or new("global_budget", global_budget),
-        by_count.get(max_chunks) or new("max_chunks", max_chunks),
+        by_relevance.get(relevance) or new(0, relevance),
+        by_redundancy.get(redundancy) or new(1, redundancy),
+        by_section.get(section_budget) or new(2, section_budget),
+        by_global.get(global_budget) or new(3, global_budget),
+        by_count.get(max_chunks) or new(4, max_chunks),
     )
 
 

@@ -49,7 +49,11 @@ class TermStats:
         return self.df.get(term, 1) <= 0
 
     def to_json(self) -> dict[str, object]:
-        return {"doc_count": self.doc_count, "df": dict(sorted(self.df.items()))}
+        terms = sorted(self.df)  # the keys alone sort faster than the items
+        return {
+            "doc_count": self.doc_count,
+            "df": dict(zip(terms, map(self.df.__getitem__, terms), strict=True)),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> TermStats:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -171,15 +171,21 @@ def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
     return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
 
 
-def stem_terms(chunk: Chunk) -> frozenset[str]:
-    """The distinct analysed terms of a chunk's text and context together (a document frequency of one)."""
-    text, context = chunk_stems(chunk)
-    return frozenset(text).union(context)
+def stem_terms(stems: tuple[Mapping[str, int], Mapping[str, int]]) -> Iterator[str]:
+    """The distinct analysed terms of a chunk's text and context together (a document frequency of one),
+    from its ``chunk_stems``."""
+    text, context = stems
+    return itertools.chain(text, itertools.filterfalse(text.__contains__, context))
+
+
+def words_of(compare: Iterable[str], stops: frozenset[str]) -> frozenset[str]:
+    """``words(x)``: distinct compare tokens less the stop words (the redundancy gate's)."""
+    return frozenset(itertools.filterfalse(stops.__contains__, compare))
 
 
 def score_order_key(scored: ScoredCandidate) -> tuple[float, str]:
     """Descending score, ties by chunk_id: the one order every stage uses."""
-    return (-scored.score_final, scored.chunk_id)
+    return (-scored.score_final, scored.candidate.chunk.chunk_id)
 
 
 def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
@@ -189,16 +195,17 @@ def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    """The scored candidates in score order, the query's facets, and the term statistics used (bm25)."""
+    """The scored candidates in score order, the query's facets, the term statistics used (bm25) and θ."""
 
     scored: list[ScoredCandidate]
     facets: tuple[Facet, ...]
     stats: TermStats | None
+    theta: float
 
 
 def chunk_words(chunk: Chunk, stops: frozenset[str]) -> frozenset[str]:
     """``words(x)``: the distinct compare tokens of a chunk less the stop words (the redundancy gate's)."""
-    return frozenset(chunk_terms(chunk)[1]).difference(stops)
+    return words_of(chunk_terms(chunk)[1], stops)
 
 
 def query_facets_of(query: str, config: BubbleConfig) -> tuple[Facet, ...]:
@@ -246,6 +253,12 @@ class Scorer:
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
         """eq. 5–8 for one candidate."""
+        return self.score_with(candidate, chunk_stems(candidate.chunk) if self.stats is not None else None)
+
+    def score_with(
+        self, candidate: Candidate, stems: tuple[Mapping[str, int], Mapping[str, int]] | None
+    ) -> ScoredCandidate:
+        """``score`` with the chunk's ``chunk_stems`` already read (bm25; None under tf)."""
         config = self.config
         params = config.bubble
         chunk = candidate.chunk
@@ -253,10 +266,9 @@ class Scorer:
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(self.paper_terms, counts))
         matches: tuple[TermMatchDict, ...] = ()
-        if self.stats is not None:
-            text_stems, context_stems = chunk_stems(chunk)
+        if stems is not None:
             weights, matches = table_weights(
-                self.idf, text_stems, context_stems, context_weight=params.context_weight, k1=params.k1
+                self.idf, stems[0], stems[1], context_weight=params.context_weight, k1=params.k1
             )
             relevance = sum(weights, 0.0)
         else:
@@ -268,8 +280,8 @@ class Scorer:
             else 0.0
         )
         lp = length_penalty(chunk.token_count, self.theta)
-        raw = combine(relevance, boost, multiplicative=self.stats is not None)
-        words = frozenset(compare).difference(self.stops)
+        raw = combine(relevance, boost, multiplicative=stems is not None)
+        words = words_of(compare, self.stops)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
         )
@@ -292,15 +304,18 @@ def score_candidates(
     make every count a dictionary look-up, with no tokenising; the result
     equals tokenising its text (``tests/test_score_terms.py``).
     """
-    if config.bubble.relevance == "bm25" and stats is None:
-        stats = stats_from_candidates([stem_terms(c.chunk) for c in candidates])
-    if config.bubble.relevance == "tf":
+    stems = None
+    if config.bubble.relevance == "bm25":
+        stems = [chunk_stems(c.chunk) for c in candidates]
+        if stats is None:
+            stats = stats_from_candidates(list(map(stem_terms, stems)))
+    else:
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
     scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
-    scored = list(map(scorer.score, candidates))
+    scored = list(map(scorer.score_with, candidates, stems or itertools.repeat(None, len(candidates))))
     scored.sort(key=score_order_key)
-    return Scoring(scored=scored, facets=scorer.facets, stats=stats)
+    return Scoring(scored=scored, facets=scorer.facets, stats=stats, theta=theta)
 
 
 def score_one(
@@ -332,5 +347,5 @@ def scorer_for(
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
-        stats = stats_from_candidates([stem_terms(first.chunk)] if first is not None else [])
+        stats = stats_from_candidates([stem_terms(chunk_stems(first.chunk))] if first is not None else [])
     return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal
 
 from esbubble.config import BubbleParams
@@ -123,12 +124,19 @@ class _Coverage:
         multiplicative: bool,
     ) -> None:
         self.covered = [0.0] * facet_count
+        # Per facet, ``covered_weight ** covered`` (1 while uncovered): what a weight for it earns now.
+        self.factors = [1.0] * facet_count
         best = [0.0] * facet_count
         # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
         # weights, so a gain reads no zero weight.
         self._hits: dict[int, tuple[tuple[int, float], ...]] = {}
         for candidate in scored:
-            hits = tuple((index, weight) for index, weight in enumerate(candidate.facet_weights) if weight)
+            weights = candidate.facet_weights
+            hits = (
+                tuple((index, weight) for index, weight in enumerate(weights) if weight)
+                if any(weights)
+                else ()
+            )
             for index, weight in hits:
                 best[index] = max(best[index], weight)
             self._hits[id(candidate)] = hits
@@ -140,26 +148,30 @@ class _Coverage:
 
     def gain(self, scored: ScoredCandidate) -> float:
         """(the facet weights, a facet covered n at ``covered_weight ** n``, with the prior) · lp."""
-        covered = self.covered
-        share = self.covered_weight
-        total = 0.0
         hits = self._hits[id(scored)]
-        for index, weight in hits:
-            amount = covered[index]
-            total += weight * share**amount if amount else weight
-        if hits and not total and self.multiplicative:
-            # Every facet it matches is used up (covered_weight = 0): its prior does not stand in for
-            # them as it does for a chunk that matches nothing, or its gain would rise as B grows.
-            return 0.0
+        total = 0.0
+        if hits:
+            factors = self.factors
+            for index, weight in hits:
+                total += weight * factors[index]
+            if not total and self.multiplicative:
+                # Every facet it matches is used up (covered_weight = 0): its prior does not stand in
+                # for them as it does for a chunk that matches nothing, or its gain would rise as B grows.
+                return 0.0
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
+
+    def fixed(self, scored: ScoredCandidate) -> bool:
+        """The candidate matches no facet, so no admission changes its gain."""
+        return not self._hits[id(scored)]
 
     def snapshot(self) -> tuple[float, ...]:
         return self._snapshot
 
     def admit(self, scored: ScoredCandidate) -> None:
-        covered, best = self.covered, self.best
+        covered, best, factors, share = self.covered, self.best, self.factors, self.covered_weight
         for index, weight in self._hits[id(scored)]:
             covered[index] += min(1.0, weight / best[index])
+            factors[index] = share ** covered[index]
         self.version += 1
         self._snapshot = tuple(covered)
 
@@ -172,29 +184,39 @@ def _score_order(
         yield candidate, candidate.score_final
 
 
+# The version a gain that never changes (``_Coverage.fixed``) is tagged with: exact at every version.
+_FIXED = -1
+
+
 def _gain_order(
     scored: Sequence[ScoredCandidate], coverage: _Coverage
 ) -> Iterator[tuple[ScoredCandidate, float]]:
     """Best marginal gain first, re-evaluated lazily; ties by chunk_id. The caller admits between yields.
 
-    A gain computed since the last admission is still exact, so it is not computed again.
+    A gain computed since the last admission is still exact, so it is not computed again; nor is the
+    gain of a candidate that matches no facet.
     """
-    gain = coverage.gain
+    gain, fixed = coverage.gain, coverage.fixed
     version = coverage.version
-    heap = [(-gain(c), c.candidate.chunk.chunk_id, i, version) for i, c in enumerate(scored)]
+    heap = [
+        (-gain(c), c.candidate.chunk.chunk_id, i, _FIXED if fixed(c) else version)
+        for i, c in enumerate(scored)
+    ]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
     while heap:
         negative, chunk_id, index, computed_at = pop(heap)
         candidate = scored[index]
         version = coverage.version
-        if computed_at == version:
+        if computed_at in (version, _FIXED):
             yield candidate, -negative
             continue
         fresh = gain(candidate)
-        if heap and (-fresh, chunk_id) > heap[0][:2]:
-            push(heap, (-fresh, chunk_id, index, version))
-            continue
+        if heap:
+            top_negative, top_id, _, _ = heap[0]
+            if -fresh > top_negative or (-fresh == top_negative and chunk_id > top_id):
+                push(heap, (-fresh, chunk_id, index, version))  # another candidate is ahead of it now
+                continue
         yield candidate, fresh
 
 
@@ -204,9 +226,14 @@ Order = Callable[[Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCa
 def relevance_value(scored: ScoredCandidate, params: BubbleParams) -> float:
     """What the relevance gate measures: the score, or under bm25 without ``fill_with_priors`` the
     relevance alone — a chunk that matches no query facet cannot enter on its prior."""
+    return relevance_measure(params)(scored)
+
+
+def relevance_measure(params: BubbleParams) -> Callable[[ScoredCandidate], float]:
+    """``relevance_value`` under ``params``, chosen once: it reads one field of the scored candidate."""
     if params.relevance == "bm25" and not params.fill_with_priors:
-        return scored.relevance
-    return scored.score_final
+        return attrgetter("relevance")
+    return attrgetter("score_final")
 
 
 def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
@@ -220,22 +247,40 @@ def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
     }
 
 
-@dataclass(slots=True)
 class Bubbling:
     """The growing bubble every decision is made against: its budget, its words, its params."""
 
-    params: BubbleParams
-    budget: Budget
-    redundancy: Redundancy
-    verdicts: Verdicts
+    __slots__ = (
+        "_delta",
+        "_max_chunks",
+        "_min_score",
+        "_relevance",
+        "budget",
+        "params",
+        "redundancy",
+        "verdicts",
+    )
+
+    def __init__(
+        self, params: BubbleParams, budget: Budget, redundancy: Redundancy, verdicts: Verdicts
+    ) -> None:
+        self.params = params
+        self.budget = budget
+        self.redundancy = redundancy
+        self.verdicts = verdicts
+        # the limits every decision compares with, read once
+        self._relevance = relevance_measure(params)
+        self._min_score = params.min_score
+        self._delta = params.overlap_threshold
+        self._max_chunks = float(params.max_chunks)
 
     def decide(
         self,
         scored: ScoredCandidate,
-        *,
         rank: int,
         gain: float,
         covered: tuple[float, ...] = (),
+        *,
         pool: float | None = None,
         first_pass: GateResults | None = None,
     ) -> Decision:
@@ -245,24 +290,25 @@ class Bubbling:
         pass the ``pool`` left, where the decision keeps its ``first_pass`` gates and adds these.
         """
         budget = self.budget
-        params = self.params
-        value = self.redundancy.overlap(scored.words)
-        tokens = float(scored.tokens)
+        words = scored.words
+        value = self.redundancy.overlap(words)
+        tokens = scored.candidate.chunk.token_count
+        size = float(tokens)
         budget_left = budget.remaining()
         bucket_left = budget.bucket_remaining(scored.bucket)
         gates = run_gates(
             self.verdicts,
-            relevance=(relevance_value(scored, params), params.min_score),
-            redundancy=(value, params.overlap_threshold),
-            section_budget=(tokens, bucket_left if pool is None else pool),
-            global_budget=(tokens, budget_left),
-            max_chunks=(float(budget.count), float(params.max_chunks)),
+            relevance=(self._relevance(scored), self._min_score),
+            redundancy=(value, self._delta),
+            section_budget=(size, bucket_left if pool is None else pool),
+            global_budget=(size, budget_left),
+            max_chunks=(float(budget.count), self._max_chunks),
         )
         reason = reason_of(gates)
         order = None
         if reason == "passed_all_gates":
-            order = budget.spend(scored.bucket, scored.tokens)
-            self.redundancy.admit(scored.words)
+            order = budget.spend(scored.bucket, tokens)
+            self.redundancy.admit(words)
         # a second-pass decision keeps its first-pass gates and adds these (``pool`` is None otherwise)
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
@@ -311,7 +357,7 @@ def _decide(
     decisions: list[Decision] = []
     decide, snapshot, admit = bubble.decide, coverage.snapshot, coverage.admit
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(candidate, rank=rank, gain=gain, covered=snapshot())
+        decision = decide(candidate, rank, gain, snapshot())
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -334,9 +380,8 @@ def _second_pass(
     for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
         first = first_pass[id(candidate)]
         decision = bubble.decide(
-            candidate, rank=first.rank, gain=gain, covered=coverage.snapshot(), pool=pool_left,
-            first_pass=first.gates,
-        )  # fmt: skip
+            candidate, first.rank, gain, coverage.snapshot(), pool=pool_left, first_pass=first.gates
+        )
         if decision.selection_order is not None:
             coverage.admit(candidate)
             pool_left -= candidate.tokens

@@ -17,6 +17,7 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import compress, filterfalse
 from typing import NamedTuple
 
 from pydantic_core import to_jsonable_python
@@ -106,65 +107,95 @@ def trace_record(
     with no validation: at ~35 fields a record, validating cost more than
     scoring and selecting. Gate verdicts are shared between records, never copied.
     """
-    scored = decision.scored
-    candidate = scored.candidate
+    names = tuple(facet.name for facet in facets)
+    return _record(
+        decision,
+        run,
+        names,
+        _coverage(names, decision.covered),
+        stage=stage,
+        replacement=replacement,
+        notes=notes,
+    )
+
+
+def _coverage(names: tuple[str, ...], amounts: tuple[float, ...]) -> dict[str, float]:
+    """The facets the bubble covered at decision time, by name, with how much of each."""
+    return {name: amount for name, amount in zip(names, amounts, strict=False) if amount}
+
+
+def _record(
+    decision: Decision,
+    run: RunContext,
+    names: tuple[str, ...],
+    covered_at: dict[str, float],
+    *,
+    stage: str | None = None,
+    replacement: ReplacementEvent | None = None,
+    notes: Sequence[str] = (),
+) -> TraceDict:
+    """``trace_record`` with the facets' names and the ``_coverage`` at decision time given (a record
+    gets its own copy)."""
+    (
+        scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
+        second, pool_remaining, gain, _,
+    ) = decision  # fmt: skip
+    candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
     chunk_id = chunk.chunk_id
-    selected = decision.selection_order is not None
-    if facets:
-        weights = zip(facets, scored.facet_weights, strict=False)
-        matched = [facet.name for facet, weight in weights if weight]
-        amounts = zip(facets, decision.covered, strict=False)
-        coverage = {facet.name: amount for facet, amount in amounts if amount}
+    selected = selection_order is not None
+    if names:
+        matched = list(compress(names, weights))
+        coverage = covered_at.copy()
         covered = list(coverage)
-        new = [name for name in matched if name not in coverage] if coverage else matched[:]
+        new = list(filterfalse(coverage.__contains__, matched)) if coverage else matched[:]
     else:
         matched, coverage, covered, new = [], {}, [], []
-    second = decision.second_pass
+    run_id = run.run_id
     return {
-        "trace_id": trace_id(run.run_id, chunk_id),
-        "run_id": run.run_id,
+        "trace_id": trace_id(run_id, chunk_id),
+        "run_id": run_id,
         "batch_id": run.batch_id,
         "@timestamp": run.timestamp,
         "query_hash": run.query_digest,
         "variant": run.variant,
-        "rank": decision.rank,
+        "rank": rank,
         "chunk_id": chunk_id,
         "doc_id": chunk.doc_id,
         "section": chunk.section,
         "sheet_name": chunk.sheet_name,
-        "bucket": scored.bucket,
+        "bucket": bucket,
         "row_number": chunk.row_number,
         "page": chunk.page,
         "token_count": chunk.token_count,
-        "tf": scored.tf,
-        "relevance": scored.relevance,
-        "boost": scored.boost,
-        "len_penalty": scored.len_penalty,
-        "score_raw": scored.score_raw,
-        "score_final": scored.score_final,
-        "gain": decision.gain,
+        "tf": tf,
+        "relevance": relevance,
+        "boost": boost,
+        "len_penalty": len_penalty,
+        "score_raw": score_raw,
+        "score_final": score_final,
+        "gain": gain,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,
         "es_rank": candidate.es_rank,
-        "overlap": decision.overlap,
+        "overlap": overlap,
         "threshold": run.delta,
-        "budget_remaining": decision.budget_remaining,
-        "bucket_remaining": decision.bucket_remaining,
-        "stage": stage or STAGE_OF[decision.final_reason],
+        "budget_remaining": budget_remaining,
+        "bucket_remaining": bucket_remaining,
+        "stage": stage or STAGE_OF[final_reason],
         "step_decision": "pass" if selected else "fail",
         "final_decision": "selected" if selected else "rejected",
-        "final_reason": decision.final_reason,
-        "selection_order": decision.selection_order,
+        "final_reason": final_reason,
+        "selection_order": selection_order,
         "step_details": {
-            "gates": list(decision.gates),
+            "gates": list(gates),
             "second_pass": list(second) if second else [],
-            "pool_remaining": decision.pool_remaining,
+            "pool_remaining": pool_remaining,
             "expansion": [],
             "replacement": None if replacement is None else replacement.model_dump(mode="json"),
             "notes": list(notes),
-            "terms": list(scored.matches),  # shared with the scored candidate, never changed
+            "terms": list(matches),  # shared with the scored candidate, never changed
             "covered": covered,
             "coverage": coverage,
         },
@@ -175,4 +206,14 @@ def trace_records(
     decisions: Sequence[Decision], run: RunContext, facets: Sequence[Facet] = ()
 ) -> list[TraceDict]:
     """One trace record per decision, in the order given."""
-    return [trace_record(decision, run, facets) for decision in decisions]
+    names = tuple(facet.name for facet in facets)
+    # the decisions between two admissions share one coverage snapshot: its names once per snapshot
+    coverages: dict[tuple[float, ...], dict[str, float]] = {}
+    records: list[TraceDict] = []
+    for decision in decisions:
+        amounts = decision.covered
+        covered_at = coverages.get(amounts)
+        if covered_at is None:
+            covered_at = coverages[amounts] = _coverage(names, amounts)
+        records.append(_record(decision, run, names, covered_at))
+    return records
