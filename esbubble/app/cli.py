@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -104,6 +104,8 @@ def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool =
         yield replace(store, names=names)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 profile_option = click.option(
     "--profile", type=click.Path(dir_okay=False), help="Profile TOML (default: built-in defaults)."
@@ -119,6 +121,16 @@ variant_option = click.option(
     "--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's)."
 )
 delta_option = click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+
+
+def bubble_options(command: F) -> F:
+    """The options that shape one bubble: ``--profile``, ``--budget``, ``--max-chunks``, ``--variant``,
+    ``--delta`` (in that order in ``--help``)."""
+    for option in (delta_option, variant_option, max_chunks_option, budget_option, profile_option):
+        command = option(command)
+    return command
+
+
 redact_option = click.option(
     "--redact-query",
     is_flag=True,
@@ -179,6 +191,26 @@ def resolve_config(
     return config.with_overrides(
         token_budget=budget, variant=variant, overlap_threshold=delta, max_chunks=max_chunks
     )
+
+
+def query_config(
+    query: str,
+    purpose: str,
+    profile: str | None,
+    *,
+    budget: int | None,
+    variant: str | None,
+    delta: float | None,
+    max_chunks: int | None,
+) -> BubbleConfig:
+    """The profile for one query's run, once the query is known to be usable text (an empty, too long
+    or undecodable query is an ``InputError`` before an engine is started for nothing)."""
+    from esbubble.text import check_query_text
+
+    if not query.strip():
+        raise InputError("the query is empty", hint=f"pass the question to {purpose}")
+    check_query_text(query)
+    return resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
 
 
 def load_query_set(path: str) -> QuerySet:
@@ -414,11 +446,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 
 @cli.command()
 @click.argument("query")
-@profile_option
-@budget_option
-@max_chunks_option
-@variant_option
-@delta_option
+@bubble_options
 @index_option
 @redact_option
 @json_option
@@ -439,12 +467,15 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.app import cli_render as render
     from esbubble.app.runner import RunOptions, run_bubble
 
-    if not query.strip():
-        raise InputError("the query is empty", hint="pass the question to build a bubble for")
-    from esbubble.text import check_query_text
-
-    check_query_text(query)  # before an engine is started for nothing
-    config = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
+    config = query_config(
+        query,
+        "build a bubble for",
+        profile,
+        budget=budget,
+        variant=variant,
+        delta=delta,
+        max_chunks=max_chunks,
+    )
     with redacting([query] if redact_query else []), store_of(ctx, index=index, initialise=True) as store:
         result = run_bubble(store, query, config, RunOptions(redact_query=redact_query))
     render.warn_empty(result.bubble)
@@ -457,11 +488,7 @@ def bubble(  # noqa: PLR0917 - click passes one argument per option
 
 @cli.command()
 @click.argument("query")
-@profile_option
-@budget_option
-@max_chunks_option
-@variant_option
-@delta_option
+@bubble_options
 @index_option
 @json_option
 @click.pass_context
@@ -484,12 +511,15 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.app import cli_render as render
     from esbubble.app.deliver import run_delivery
 
-    if not query.strip():
-        raise InputError("the query is empty", hint="pass the question to assemble a prompt for")
-    from esbubble.text import check_query_text
-
-    check_query_text(query)
-    resolved = resolve_config(profile, budget=budget, variant=variant, delta=delta, max_chunks=max_chunks)
+    resolved = query_config(
+        query,
+        "assemble a prompt for",
+        profile,
+        budget=budget,
+        variant=variant,
+        delta=delta,
+        max_chunks=max_chunks,
+    )
     config = resolved.with_section("assemble", {"enabled": True}, source="assemble")
     with store_of(ctx, index=index, initialise=True) as store:
         result = run_delivery(store, query, config)

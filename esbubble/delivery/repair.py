@@ -145,6 +145,7 @@ class _Rules:
 
     bubble: Bubble
     config: BubbleConfig
+    budget_rules: BudgetRules
     scorer: Scorer | None
     verdicts: Verdicts
     run: RunContext
@@ -157,6 +158,7 @@ class _Rules:
         return cls(
             bubble=bubble,
             config=config,
+            budget_rules=BudgetRules.of(config),
             scorer=cls._scorer(bubble, config, stats, None)
             if stats or config.bubble.relevance == "tf"
             else None,
@@ -189,7 +191,7 @@ class _Rules:
     def swap_gates(self, newcomer: ScoredCandidate, victim: Chunk, rest: Sequence[Chunk]) -> GateResults:
         """Every gate of the table for ``newcomer`` entering in ``victim``'s place."""
         bubble, params = self.bubble, self.config.bubble
-        rules = BudgetRules.of(self.config)
+        rules = self.budget_rules
         budget = Budget.after(bubble, rest, rules)
         freed = victim.token_count if rules.bucket_of(victim) == newcomer.bucket else 0
         stops = frozenset(params.stop_words)
