@@ -68,6 +68,13 @@ class BubbleParams(_Section):
         le=1.0,
         description="share of a facet's weight earned per chunk of the bubble that already covers it",
     )
+    document_share: bool = Field(
+        default=True,
+        description=(
+            "coverage order: a chunk's facet weights count in proportion to its document's share of the"
+            " query (the facet weight its document's candidates match at best, over all candidates')"
+        ),
+    )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",
         description=(

@@ -219,6 +219,11 @@ class TraceRecord(_Record):
     gain: float | None = Field(
         default=None, description="what selection ranked by: score_final, or the marginal gain; None: older"
     )
+    document_share: float | None = Field(
+        default=None,
+        description="coverage order: the share of the query's facet weight the chunk's document matches,"
+        " which scales its facet weights in the gain (1 when off); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -305,6 +310,7 @@ TraceDict = TypedDict(
         "score_raw": float,
         "score_final": float,
         "gain": float | None,
+        "document_share": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

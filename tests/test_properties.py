@@ -22,6 +22,7 @@ from esbubble.models import Bubble, Candidate, Chunk, GateDict, TraceDict
 from esbubble.text import word_set
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+DOCUMENTS = ("doc-a", "doc-b", "doc-c")
 VOCAB = ("slab", "membrane", "warranty", "drain", "pump", "tile", "roof", "steel", "joint", "seal", "paint")
 SECTIONS = ("Scope", "Below Grade", "Terms", "Rates", "Notes")
 QUERIES = ("membrane warranty", "slab drain pump", "roof", "steel joint seal paint", "")
@@ -51,7 +52,7 @@ def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
         section = draw(st.sampled_from(SECTIONS))
         chunk = Chunk(
             chunk_id=f"c{i:03d}",
-            doc_id="doc",
+            doc_id=draw(st.sampled_from(DOCUMENTS)),
             source_type="text",
             section=section,
             bucket=section,
@@ -187,9 +188,9 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, one the
-    bubble covered n at ``covered_weight ** n``) · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts,
-    its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0)); first-pass
-    decisions come in non-increasing gain."""
+    bubble covered n at ``covered_weight ** n``) · its document's share · w(boost) · lp (w: (1 + 2p)
+    / (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0));
+    first-pass decisions come in non-increasing gain."""
     config = config.with_overrides(selection="coverage", relevance="bm25")
     bubble = _build(query, candidates, config)
     first_pass: list[float] = []
@@ -200,12 +201,56 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
         matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
+        matched *= record["document_share"] or 0.0
         # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
         gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
         assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
         if not record["step_details"]["second_pass"]:
             first_pass.append(record["gain"])
     assert all(a >= b - 1e-9 for a, b in itertools.pairwise(first_pass))
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.booleans())
+def test_document_share_is_rederived_from_the_run_records(
+    candidates: list[Candidate], config: BubbleConfig, query: str, by_document: bool
+) -> None:
+    """A record's document share is the facet weight its document's candidates match at best over
+    the facet weight all candidates match at best (1 for a chunk matching nothing, under score order
+    or with the switch off), read from the run's records alone."""
+    config = config.with_overrides(selection="coverage", relevance="bm25", document_share=by_document)
+    bubble = _build(query, candidates, config)
+    best: dict[str, float] = {}
+    per_document: dict[str, dict[str, float]] = {}
+    for record in bubble.trace:
+        for facet, weight in facet_weights_of(record).items():
+            best[facet] = max(best.get(facet, 0.0), weight)
+            document = per_document.setdefault(record["doc_id"], {})
+            document[facet] = max(document.get(facet, 0.0), weight)
+    for record in bubble.trace:
+        share = record["document_share"]
+        assert share is not None and 0.0 <= share <= 1.0
+        if not by_document or not facet_weights_of(record):
+            assert share == 1.0
+        else:
+            mine = sum(per_document[record["doc_id"]].values())
+            assert share == pytest.approx(mine / sum(best.values()))
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+def test_one_document_makes_the_document_share_change_nothing(
+    candidates: list[Candidate], config: BubbleConfig, query: str
+) -> None:
+    """When every candidate comes from one document, its share is 1 and the bubble is the same with
+    the switch on or off."""
+    single = [
+        c.model_copy(update={"chunk": c.chunk.model_copy(update={"doc_id": "one"})}) for c in candidates
+    ]
+    on = _build(query, single, config.with_overrides(document_share=True))
+    off = _build(query, single, config.with_overrides(document_share=False))
+    assert [s.chunk.chunk_id for s in on.selected] == [s.chunk.chunk_id for s in off.selected]
+    assert [r["gain"] for r in on.trace] == [r["gain"] for r in off.trace]
 
 
 @common

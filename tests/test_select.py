@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from factories import paper_config, text_candidate
 
 from esbubble.config import BubbleConfig
@@ -156,3 +157,27 @@ def test_trace_ids_are_derived_from_run_and_chunk() -> None:
     assert trace_id("run1", "c1") == trace_id("run1", "c1")
     assert trace_id("run1", "c1") != trace_id("run2", "c1")
     assert len(trace_id("run1", "c1")) == 32
+
+
+def _in_document(candidate: Candidate, doc_id: str) -> Candidate:
+    return candidate.model_copy(update={"chunk": candidate.chunk.model_copy(update={"doc_id": doc_id})})
+
+
+def test_a_document_matching_little_of_the_query_does_not_win_on_a_short_chunk() -> None:
+    """Coverage order weighs a chunk's facets by its document's share of the query: a ten-token figure
+    caption from a manual that matches only "figures" no longer takes the budget the statistics row
+    matching "Swindon" and "enterprises" needs, though it wins on gain per token alone."""
+    row = _in_document(_candidate("row", "Table", "Swindon high growth enterprises: 25", 80), "stats")
+    caption = _in_document(_candidate("caption", "Figures", "Figure 2-4 context", 10), "manual")
+    query = "Swindon enterprise figures"
+    config = BubbleConfig().with_overrides(token_budget=85)
+    off = build_bubble(
+        query, [row, caption], config.with_overrides(document_share=False), run_id="o", now=NOW
+    )
+    assert _reasons(off) == {"caption": "passed_all_gates", "row": "budget_exceeded"}
+    on = build_bubble(query, [row, caption], config, run_id="on", now=NOW)
+    assert _reasons(on) == {"row": "passed_all_gates", "caption": "budget_exceeded"}
+    shares = {r["chunk_id"]: r["document_share"] for r in on.trace}
+    assert shares["row"] == pytest.approx(2 / 3)
+    assert shares["caption"] == pytest.approx(1 / 3)
+    assert {r["document_share"] for r in off.trace} == {1.0}

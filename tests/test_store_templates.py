@@ -6,9 +6,11 @@ import contextlib
 import fnmatch
 import itertools
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 from _store_data import make_chunk
+from elasticsearch import BadRequestError as EsBadRequestError
 from elasticsearch import NotFoundError as EsNotFoundError
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,8 +25,10 @@ from esbubble.store.templates import (
     COMPONENTS,
     INDEX_TEMPLATES,
     ensure_chunk_fields,
+    ensure_initialised,
     init_indices,
     load_template,
+    outdated,
     patterns_overlap,
 )
 from esbubble.text import TERMS_VERSION, term_counts
@@ -121,6 +125,40 @@ def test_an_older_chunk_index_gains_the_new_fields_and_keeps_stored_terms(bare_s
     steps = {step.kind: step.status for step in init_indices(bare_store).steps}
     assert steps["index"] == "unchanged"
     assert steps["index_template"] in ("created", "updated")
+
+
+@pytest.mark.integration
+def test_an_older_versions_audit_install_is_brought_up_to_date_before_a_command_writes(
+    bare_store: Store,
+) -> None:
+    """After an upgrade the first command that needs the indices updates the templates and adds the
+    new trace fields to the month's strict index, so no trace record of the new version is refused."""
+    init_indices(bare_store)
+    assert ensure_initialised(bare_store) is None  # current: one HEAD and two GETs, nothing written
+    names, client = bare_store.names, bare_store.client
+    # The traces mapping and month index as a version without ``document_share`` installed them.
+    older = load_template("component-traces-mappings", names.prefix)
+    del older["template"]["mappings"]["properties"]["document_share"]
+    older_meta = {**older["_meta"], "esbubble_hash": "an older version"}
+    client.cluster.put_component_template(
+        name=f"{names.prefix}-traces-mappings", template=older["template"], meta=older_meta
+    )
+    month = names.traces_index(datetime(2026, 1, 5, tzinfo=UTC))
+    client.indices.create(index=month)
+    record = {"trace_id": "t", "run_id": "r", "document_share": 0.5}
+    with pytest.raises(EsBadRequestError):  # strict: the field an older version did not map
+        client.index(index=month, id="t", document=record)
+    assert outdated(bare_store)
+
+    result = ensure_initialised(bare_store)
+    assert result is not None and not result.first_use
+    statuses = {(step.kind, step.name): step.status for step in result.steps}
+    assert statuses[("component_template", f"{names.prefix}-traces-mappings")] == "updated"
+    assert statuses[("index", names.traces)] == "updated"
+    client.index(index=month, id="t", document=record, refresh=True)
+    assert client.get(index=month, id="t").body["_source"] == record
+    assert not outdated(bare_store)
+    assert ensure_initialised(bare_store) is None
 
 
 # --- prefixes whose templates would overlap; no partial install ---------------------------------

@@ -97,10 +97,11 @@ def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool =
     settings = settings_of(ctx)
     names = IndexNames.for_prefix(settings.prefix).with_chunk_index(index)  # before an engine starts
     with open_store(settings) as store:
-        if initialise and ensure_initialised(store) is not None:
-            click.echo(
-                f"esbubble: initialised the esbubble indices on {store.display_url} (first use)", err=True
-            )
+        done = ensure_initialised(store) if initialise else None
+        if done is not None:
+            what = "initialised the esbubble indices" if done.first_use else "updated the esbubble templates"
+            why = "first use" if done.first_use else "they were an older version's"
+            click.echo(f"esbubble: {what} on {store.display_url} ({why})", err=True)
         yield replace(store, names=names)
 
 

@@ -92,7 +92,11 @@ def relevance_demand(
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
     coverage = _Coverage(
-        relevant, facet_count, params.covered_weight, multiplicative=params.relevance == "bm25"
+        relevant,
+        facet_count,
+        params.covered_weight,
+        multiplicative=params.relevance == "bm25",
+        by_document=params.document_share,
     )
     demand: dict[str, float] = {}
     left = params.token_budget
@@ -102,6 +106,21 @@ def relevance_demand(
             left -= candidate.tokens
             coverage.admit(candidate)
     return demand
+
+
+def document_shares(best: Sequence[float], per_document: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Per document, its share of the query: the facet weight its candidates match at best, over the
+    facet weight all candidates match at best (``best``). 1 for every document when nothing matches.
+
+    A document that answers most of what the query asks about holds the chunks worth reading; one whose
+    candidates match a single weak facet ("figures" in a software manual, for a question about a
+    statistics table's figures) matched by accident, and its short chunks would otherwise win on gain
+    per token.
+    """
+    total = sum(best)
+    if total <= 0:
+        return dict.fromkeys(per_document, 1.0)
+    return {document: sum(weights) / total for document, weights in per_document.items()}
 
 
 class _Coverage:
@@ -122,6 +141,7 @@ class _Coverage:
         covered_weight: float,
         *,
         multiplicative: bool,
+        by_document: bool = False,
     ) -> None:
         self.covered = [0.0] * facet_count
         # Per facet, ``covered_weight ** covered`` (1 while uncovered): what a weight for it earns now.
@@ -130,6 +150,8 @@ class _Coverage:
         # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
         # weights, so a gain reads no zero weight.
         self._hits: dict[int, tuple[tuple[int, float], ...]] = {}
+        # Per document, the best weight its candidates have for each facet (``document_shares``).
+        per_document: dict[str, list[float]] = {}
         for candidate in scored:
             weights = candidate.facet_weights
             hits = (
@@ -137,17 +159,22 @@ class _Coverage:
                 if any(weights)
                 else ()
             )
-            for index, weight in hits:
-                best[index] = max(best[index], weight)
+            if hits:
+                document = per_document.setdefault(candidate.candidate.chunk.doc_id, [0.0] * facet_count)
+                for index, weight in hits:
+                    best[index] = max(best[index], weight)
+                    document[index] = max(document[index], weight)
             self._hits[id(candidate)] = hits
         self.best = best
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
+        self.shares = document_shares(best, per_document) if by_document else {}
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
     def gain(self, scored: ScoredCandidate) -> float:
-        """(the facet weights, a facet covered n at ``covered_weight ** n``, with the prior) · lp."""
+        """(the facet weights, a facet covered n at ``covered_weight ** n``, times the document's share,
+        with the prior) · lp."""
         hits = self._hits[id(scored)]
         total = 0.0
         if hits:
@@ -158,7 +185,15 @@ class _Coverage:
                 # Every facet it matches is used up (covered_weight = 0): its prior does not stand in
                 # for them as it does for a chunk that matches nothing, or its gain would rise as B grows.
                 return 0.0
+            if self.shares:
+                total *= self.shares[scored.candidate.chunk.doc_id]
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
+
+    def share(self, scored: ScoredCandidate) -> float:
+        """The candidate's document share (1 when shares are off or it matches no facet)."""
+        if not self.shares or not self._hits[id(scored)]:
+            return 1.0
+        return self.shares[scored.candidate.chunk.doc_id]
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
@@ -280,6 +315,7 @@ class Bubbling:
         rank: int,
         gain: float,
         covered: tuple[float, ...] = (),
+        share: float = 1.0,
         *,
         pool: float | None = None,
         first_pass: GateResults | None = None,
@@ -313,7 +349,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered,
+            covered, share,
         )  # fmt: skip
 
 
@@ -341,7 +377,13 @@ def select(
         redundancy=Redundancy(params.overlap_mode, (term for facet in facets for term in facet.terms)),
         verdicts=Verdicts(gate_switches(switches)),
     )
-    coverage = _Coverage(scored, len(facets), params.covered_weight, multiplicative=bm25)
+    coverage = _Coverage(
+        scored,
+        len(facets),
+        params.covered_weight,
+        multiplicative=bm25,
+        by_document=by_gain and params.document_share,
+    )
     decisions = _decide(order(scored, coverage), bubble, coverage)
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:
@@ -355,9 +397,9 @@ def _decide(
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
-    decide, snapshot, admit = bubble.decide, coverage.snapshot, coverage.admit
+    decide, snapshot, admit, share = bubble.decide, coverage.snapshot, coverage.admit, coverage.share
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(candidate, rank, gain, snapshot())
+        decision = decide(candidate, rank, gain, snapshot(), share(candidate))
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -380,7 +422,13 @@ def _second_pass(
     for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
         first = first_pass[id(candidate)]
         decision = bubble.decide(
-            candidate, first.rank, gain, coverage.snapshot(), pool=pool_left, first_pass=first.gates
+            candidate,
+            first.rank,
+            gain,
+            coverage.snapshot(),
+            coverage.share(candidate),
+            pool=pool_left,
+            first_pass=first.gates,
         )
         if decision.selection_order is not None:
             coverage.admit(candidate)

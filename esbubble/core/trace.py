@@ -48,6 +48,7 @@ class Decision(NamedTuple):
     pool_remaining: float | None = None
     gain: float = 0.0
     covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
+    document_share: float = 1.0  # the share of the query its document matches (coverage order)
 
     @property
     def selected(self) -> bool:
@@ -138,7 +139,7 @@ def _record(
     gets its own copy)."""
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
-        second, pool_remaining, gain, _,
+        second, pool_remaining, gain, _, document_share,
     ) = decision  # fmt: skip
     candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
@@ -175,6 +176,7 @@ def _record(
         "score_raw": score_raw,
         "score_final": score_final,
         "gain": gain,
+        "document_share": document_share,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,

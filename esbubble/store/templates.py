@@ -50,6 +50,11 @@ class InitResult(BaseModel):
     def changed(self) -> bool:
         return any(step.status != "unchanged" for step in self.steps)
 
+    @property
+    def first_use(self) -> bool:
+        """The chunk index was created: the prefix had not been initialised (else: an upgrade)."""
+        return any(step.kind == "index" and step.status == "created" for step in self.steps)
+
 
 def load_template(name: str, prefix: str) -> dict[str, Any]:
     """One template body from ``index_templates/<name>.json`` with the prefix filled in."""
@@ -297,13 +302,16 @@ def init_indices(store: Store) -> InitResult:
 
 
 def ensure_initialised(store: Store) -> InitResult | None:
-    """``esbubble init`` on first use, for the commands that need its indices (ingest, bubble, …).
+    """``esbubble init`` on first use or after an upgrade, for the commands that need its indices
+    (ingest, bubble, …).
 
-    First use means the prefix's chunk alias does not exist yet; then exactly
-    ``init_indices`` runs (for the prefix's own names, also under ``--index``)
-    and its result is returned. Otherwise this is one ``HEAD`` request and
-    returns None. A user not allowed to look at aliases is assumed to work on
-    indices an administrator initialised.
+    First use means the prefix's chunk alias does not exist yet; an upgrade, that the installed
+    templates are not this version's (``outdated``): the strict mappings of older audit indices
+    would refuse every trace record holding a field this version added, and spool it. Then exactly
+    ``init_indices`` runs (for the prefix's own names, also under ``--index``; it adds the missing
+    fields to existing indices) and its result is returned. Otherwise this is one ``HEAD`` and two
+    ``GET`` requests and returns None. A user not allowed to look at aliases or templates is assumed
+    to work on indices an administrator initialised.
     """
     own = replace(store, names=IndexNames.for_prefix(store.names.prefix))
     failed = engine_errors(
@@ -312,11 +320,36 @@ def ensure_initialised(store: Store) -> InitResult | None:
         )
     )
     with failed, tolerating(_forbidden) as lookup:
-        if own.client.indices.exists_alias(name=own.names.chunks):
+        if own.client.indices.exists_alias(name=own.names.chunks) and not outdated(own):
             return None
     if lookup.failure is not None:
         return None
     return init_indices(own)
+
+
+def outdated(store: Store) -> bool:
+    """Whether an installed component or index template of the prefix is missing or not this
+    version's (compared by ``_meta.esbubble_hash``): two requests, one per kind."""
+    prefix = store.names.prefix
+    kinds = (
+        ("component_template", "component_templates", COMPONENTS, "component-"),
+        ("index_template", "index_templates", INDEX_TEMPLATES, ""),
+    )
+    for key, listing, shorts, file_prefix in kinds:
+        found: dict[str, dict[str, Any]] = {}
+        with tolerating(_not_found):
+            get = (
+                store.client.cluster.get_component_template
+                if key == "component_template"
+                else store.client.indices.get_index_template
+            )
+            found = {entry["name"]: entry for entry in get(name=f"{prefix}-*").body[listing]}
+        for short in shorts:
+            entry = found.get(f"{prefix}-{short}")
+            wanted = load_template(f"{file_prefix}{short}", prefix)["_meta"]["esbubble_hash"]
+            if entry is None or _installed_hash([entry], key) != wanted:
+                return True
+    return False
 
 
 def _forbidden(failure: Failure) -> bool:
