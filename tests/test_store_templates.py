@@ -161,6 +161,27 @@ def test_an_older_versions_audit_install_is_brought_up_to_date_before_a_command_
     assert ensure_initialised(bare_store) is None
 
 
+@pytest.mark.integration
+def test_a_user_who_may_not_upgrade_the_templates_is_told_and_goes_on(bare_store: Store) -> None:
+    """An outdated install and a user the cluster does not let manage templates: no error (the
+    command goes on, as before the check existed), a result that says why nothing was updated."""
+    init_indices(bare_store)
+    prefix = bare_store.names.prefix
+    older = load_template("component-traces-mappings", prefix)
+    bare_store.client.cluster.put_component_template(
+        name=f"{prefix}-traces-mappings", template=older["template"], meta={"esbubble_hash": "older"}
+    )
+    assert bare_store.settings.url is not None
+    with forwarding_proxy(bare_store.settings.url, fail_status=403) as (url, wire):
+        wire.fail_matching = "PUT /_component_template/"
+        proxied = connect(url, bare_store.settings.model_copy(update={"url": url}), shown_url=url)
+        result = ensure_initialised(proxied)
+        proxied.client.close()
+    assert result is not None and result.refused is not None
+    assert "status 403" in result.refused and "manage index templates" in result.refused
+    assert outdated(bare_store)  # nothing was changed
+
+
 # --- prefixes whose templates would overlap; no partial install ---------------------------------
 
 

@@ -98,7 +98,14 @@ def store_of(ctx: click.Context, *, index: str | None = None, initialise: bool =
     names = IndexNames.for_prefix(settings.prefix).with_chunk_index(index)  # before an engine starts
     with open_store(settings) as store:
         done = ensure_initialised(store) if initialise else None
-        if done is not None:
+        if done is not None and done.refused is not None:
+            click.echo(
+                f"esbubble: warning: the esbubble templates on {store.display_url} are an older "
+                f"version's and could not be updated: {done.refused}; until `esbubble init` runs as "
+                "such a user, trace records with new fields are spooled",
+                err=True,
+            )
+        elif done is not None:
             what = "initialised the esbubble indices" if done.first_use else "updated the esbubble templates"
             why = "first use" if done.first_use else "they were an older version's"
             click.echo(f"esbubble: {what} on {store.display_url} ({why})", err=True)

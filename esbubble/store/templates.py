@@ -45,6 +45,7 @@ class InitResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     steps: list[InitStep]
+    refused: str | None = None  # an upgrade the cluster refused (the user may not manage templates)
 
     @property
     def changed(self) -> bool:
@@ -311,7 +312,9 @@ def ensure_initialised(store: Store) -> InitResult | None:
     ``init_indices`` runs (for the prefix's own names, also under ``--index``; it adds the missing
     fields to existing indices) and its result is returned. Otherwise this is one ``HEAD`` and two
     ``GET`` requests and returns None. A user not allowed to look at aliases or templates is assumed
-    to work on indices an administrator initialised.
+    to work on indices an administrator initialised; one the cluster does not let upgrade them gets
+    a result whose ``refused`` says why, and the command goes on (records the older mapping refuses
+    are spooled, as ever).
     """
     own = replace(store, names=IndexNames.for_prefix(store.names.prefix))
     failed = engine_errors(
@@ -319,12 +322,19 @@ def ensure_initialised(store: Store) -> InitResult | None:
             f"{store.display_url} failed to look up {own.names.chunks}: {failure.reason}"
         )
     )
+    exists = False
     with failed, tolerating(_forbidden) as lookup:
-        if own.client.indices.exists_alias(name=own.names.chunks) and not outdated(own):
+        exists = bool(own.client.indices.exists_alias(name=own.names.chunks))
+        if exists and not outdated(own):
             return None
     if lookup.failure is not None:
         return None
-    return init_indices(own)
+    if not exists:
+        return init_indices(own)
+    try:
+        return init_indices(own)
+    except EngineError as refused:  # a user who may use the indices but not manage them: go on
+        return InitResult(steps=[], refused=refused.one_line())
 
 
 def outdated(store: Store) -> bool:
