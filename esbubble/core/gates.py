@@ -216,9 +216,9 @@ class Redundancy:
         self._asked = query_word_test(query_terms) if mode == "chunk" else None
         self._union: set[str] = set()
         self._chosen: list[frozenset[str]] = []
-        # ``chunk``: per word set (by object, alive while measured), how many chosen chunks it was
-        # compared with and the most words it shared with one, so a second look compares only newcomers.
-        self._compared: dict[int, tuple[frozenset[str], int, int]] = {}
+        # ``chunk``: per word set, how many chosen chunks it was compared with and the most words it
+        # shared with one, so a second look compares only the newcomers (equal sets measure alike).
+        self._compared: dict[frozenset[str], tuple[int, int]] = {}
 
     def overlap(self, words: frozenset[str]) -> float:
         if not words:
@@ -226,13 +226,10 @@ class Redundancy:
         if self._asked is None:
             return len(words.intersection(self._union)) / len(words)
         chosen = self._chosen
-        seen = self._compared.get(id(words))
-        if seen is not None and seen[0] is words:
-            _, start, shared = seen
-            shared = max(shared, max(map(len, map(words.intersection, chosen[start:])), default=0))
-        else:
-            shared = max(map(len, map(words.intersection, chosen)), default=0)
-        self._compared[id(words)] = (words, len(chosen), shared)
+        start, shared = self._compared.get(words, (0, 0))
+        if start < len(chosen):
+            shared = max(shared, *map(len, map(words.intersection, chosen[start:])))
+            self._compared[words] = (len(chosen), shared)
         return shared / len(words)
 
     def admit(self, words: frozenset[str]) -> None:
