@@ -218,6 +218,8 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         "boost",
         "lp",
         "score",
+        "gain",
+        "doc",
         "overlap/δ",
         "decision",
         "reason",
@@ -231,12 +233,18 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         table.add_row(
             str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
             f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
+            _number(r.get("gain")), _number(r.get("document_share")),
             f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], r["final_reason"],
         )  # fmt: skip
     console().print(table)
     if len(shown) < len(records):
         click.echo(f"… {len(records) - len(shown)} more candidates (use --all)")
     print_trace_summary(records)
+
+
+def _number(value: float | None) -> str:
+    """A trace number to two places; ``-`` for a field an older record does not have."""
+    return "-" if value is None else f"{value:.2f}"
 
 
 def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
