@@ -91,13 +91,7 @@ def relevance_demand(
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage(
-        relevant,
-        facet_count,
-        params.covered_weight,
-        multiplicative=params.relevance == "bm25",
-        by_document=params.document_share,
-    )
+    coverage = _Coverage.of(relevant, facet_count, params, by_gain=order is _gain_order)
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _ in order(relevant, coverage):
@@ -159,10 +153,11 @@ class _Coverage:
                 if any(weights)
                 else ()
             )
-            if hits:
+            for index, weight in hits:
+                best[index] = max(best[index], weight)
+            if hits and by_document:
                 document = per_document.setdefault(candidate.candidate.chunk.doc_id, [0.0] * facet_count)
                 for index, weight in hits:
-                    best[index] = max(best[index], weight)
                     document[index] = max(document[index], weight)
             self._hits[id(candidate)] = hits
         self.best = best
@@ -171,6 +166,19 @@ class _Coverage:
         self.shares = document_shares(best, per_document) if by_document else {}
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
+
+    @classmethod
+    def of(
+        cls, scored: Sequence[ScoredCandidate], facet_count: int, params: BubbleParams, *, by_gain: bool
+    ) -> _Coverage:
+        """The coverage the profile asks for; document shares only where the gain order reads them."""
+        return cls(
+            scored,
+            facet_count,
+            params.covered_weight,
+            multiplicative=params.relevance == "bm25",
+            by_document=by_gain and params.document_share,
+        )
 
     def gain(self, scored: ScoredCandidate) -> float:
         """(the facet weights, a facet covered n at ``covered_weight ** n``, times the document's share,
@@ -191,7 +199,7 @@ class _Coverage:
 
     def share(self, scored: ScoredCandidate) -> float:
         """The candidate's document share (1 when shares are off or it matches no facet)."""
-        if not self.shares or not self._hits[id(scored)]:
+        if not self.shares or self.fixed(scored):
             return 1.0
         return self.shares[scored.candidate.chunk.doc_id]
 
@@ -361,7 +369,6 @@ def select(
     facets: Sequence[Facet] = (),
 ) -> Selection:
     """Greedy selection over ``scored`` (given in score order, or engine order for ``engine_topk``)."""
-    bm25 = params.relevance == "bm25"
     by_gain = params.selection == "coverage" and not switches.engine_order
     order: Order = _gain_order if by_gain else _score_order
     present = {s.bucket for s in scored}
@@ -377,13 +384,7 @@ def select(
         redundancy=Redundancy(params.overlap_mode, (term for facet in facets for term in facet.terms)),
         verdicts=Verdicts(gate_switches(switches)),
     )
-    coverage = _Coverage(
-        scored,
-        len(facets),
-        params.covered_weight,
-        multiplicative=bm25,
-        by_document=by_gain and params.document_share,
-    )
+    coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain)
     decisions = _decide(order(scored, coverage), bubble, coverage)
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:

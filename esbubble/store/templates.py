@@ -329,30 +329,27 @@ def ensure_initialised(store: Store) -> InitResult | None:
             return None
     if lookup.failure is not None:
         return None
-    if not exists:
-        return init_indices(own)
     try:
         return init_indices(own)
-    except EngineError as refused:  # a user who may use the indices but not manage them: go on
+    except EngineError as refused:
+        if not exists:  # first use: there are no indices to go on with
+            raise
+        # an upgrade refused to a user who may use the indices but not manage them: go on
         return InitResult(steps=[], refused=refused.one_line())
 
 
 def outdated(store: Store) -> bool:
     """Whether an installed component or index template of the prefix is missing or not this
     version's (compared by ``_meta.esbubble_hash``): two requests, one per kind."""
-    prefix = store.names.prefix
-    kinds = (
-        ("component_template", "component_templates", COMPONENTS, "component-"),
-        ("index_template", "index_templates", INDEX_TEMPLATES, ""),
-    )
-    for key, listing, shorts, file_prefix in kinds:
+    prefix, client = store.names.prefix, store.client
+    kinds: tuple[tuple[Callable[..., Any], str, str, tuple[str, ...], str], ...] = (
+        (client.cluster.get_component_template, "component_templates", "component_template", COMPONENTS,
+         "component-"),
+        (client.indices.get_index_template, "index_templates", "index_template", INDEX_TEMPLATES, ""),
+    )  # fmt: skip
+    for get, listing, key, shorts, file_prefix in kinds:
         found: dict[str, dict[str, Any]] = {}
         with tolerating(_not_found):
-            get = (
-                store.client.cluster.get_component_template
-                if key == "component_template"
-                else store.client.indices.get_index_template
-            )
             found = {entry["name"]: entry for entry in get(name=f"{prefix}-*").body[listing]}
         for short in shorts:
             entry = found.get(f"{prefix}-{short}")
