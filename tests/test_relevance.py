@@ -9,7 +9,7 @@ from _store_data import QUOTE_JOB
 
 from esbubble.config import parse_config
 from esbubble.core.bubble import build_bubble
-from esbubble.core.relevance import Facet, TermStats, bm25_weights
+from esbubble.core.relevance import Facet, TermStats, bm25_weights, stats_from_candidates
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
 from esbubble.store.retrieve import retrieve
@@ -35,6 +35,22 @@ def test_a_term_the_index_holds_in_no_chunk_earns_nothing() -> None:
     assert [m["term"] for m in matches] == ["licens"]
     assert not stats.unindexed("licens")
     assert not TermStats(doc_count=400, df={}).unindexed("under")  # not counted: no verdict
+
+
+def test_without_the_engine_the_candidates_count_the_query_terms_they_hold() -> None:
+    """The fallback counts a candidate once per term, in its text or its context, and only the
+    query's terms; a term no candidate holds stays uncounted (highest idf), never counted as 0
+    (which would drop it as a word the index does not keep)."""
+    stems = [
+        ({"licens": 3, "grant": 1}, {}),
+        ({}, {"licens": 1}),
+        ({"licens": 1}, {"licens": 2, "patent": 1}),
+    ]
+    stats = stats_from_candidates(stems, ["licens", "patent", "absent", "licens"])
+    assert stats.doc_count == 3
+    assert stats.df == {"licens": 3, "patent": 1}
+    assert not stats.unindexed("absent")
+    assert stats.idf("absent") > stats.idf("patent") > stats.idf("licens")
 
 
 @pytest.mark.integration

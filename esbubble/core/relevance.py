@@ -19,10 +19,8 @@ paper's eq. 5 on its own tokens, with every facet weighing its raw count.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.models import TermMatchDict
@@ -72,6 +70,11 @@ class Facet:
     terms: tuple[str, ...]
 
 
+def facet_terms(facets: Iterable[Facet]) -> Iterator[str]:
+    """Every term of every facet, in facet order: the words the query asks about."""
+    return (term for facet in facets for term in facet.terms)
+
+
 def _grouped(terms: Sequence[str], groups: Mapping[str, tuple[str, ...]]) -> list[Facet]:
     """Query terms as facets; the terms a group holds become that group, once, in first-seen order."""
     owner = {term: name for name, members in sorted(groups.items()) for term in members}
@@ -109,12 +112,21 @@ def query_facets(
     return tuple(_grouped(analysed_query_terms(query, stop_words), prepared))
 
 
-def stats_from_candidates(terms: Sequence[Iterable[str]]) -> TermStats:
+def stats_from_candidates(
+    stems: Sequence[tuple[Mapping[str, int], Mapping[str, int]]], terms: Iterable[str]
+) -> TermStats:
     """Document frequencies within the candidate set: the fallback when the engine's are not at hand.
 
-    ``terms`` holds, per candidate, its distinct analysed terms (text and context together).
+    ``stems`` holds, per candidate, its analysed term counts in text and context; only ``terms`` (the
+    query's facet terms, the only ones an idf is asked of) are counted, as the engine's statistics
+    count only them. A term no candidate holds is left out, so its idf is the highest, not dropped.
     """
-    return TermStats(doc_count=len(terms), df=dict(Counter(chain.from_iterable(terms))))
+    df: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        count = sum(1 for text, context in stems if term in text or term in context)
+        if count:
+            df[term] = count
+    return TermStats(doc_count=len(stems), df=df)
 
 
 def saturate(x: float, k1: float) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -22,6 +22,7 @@ from esbubble.core.relevance import (
     Facet,
     IdfTable,
     TermStats,
+    facet_terms,
     idf_table,
     query_facets,
     stats_from_candidates,
@@ -171,13 +172,6 @@ def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
     return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
 
 
-def stem_terms(stems: tuple[Mapping[str, int], Mapping[str, int]]) -> Iterator[str]:
-    """The distinct analysed terms of a chunk's text and context together (a document frequency of one),
-    from its ``chunk_stems``."""
-    text, context = stems
-    return itertools.chain(text, itertools.filterfalse(text.__contains__, context))
-
-
 def words_of(compare: Iterable[str], stops: frozenset[str]) -> frozenset[str]:
     """``words(x)``: distinct compare tokens less the stop words (the redundancy gate's)."""
     return frozenset(itertools.filterfalse(stops.__contains__, compare))
@@ -231,14 +225,22 @@ class Scorer:
     @property
     def facet_terms(self) -> frozenset[str]:
         """Every term of every facet: the words the query asks about."""
-        return frozenset(term for facet in self.facets for term in facet.terms)
+        return frozenset(facet_terms(self.facets))
 
     @classmethod
     def prepare(
-        cls, query: str, config: BubbleConfig, *, use_priors: bool, stats: TermStats | None, theta: float
+        cls,
+        query: str,
+        config: BubbleConfig,
+        *,
+        use_priors: bool,
+        stats: TermStats | None,
+        theta: float,
+        facets: tuple[Facet, ...] | None = None,
     ) -> Scorer:
+        """The scorer for ``query``; ``facets`` are ``query_facets_of(query, config)`` when given."""
         params = config.bubble
-        facets = query_facets_of(query, config)
+        facets = query_facets_of(query, config) if facets is None else facets
         return cls(
             config=config,
             facets=facets,
@@ -304,15 +306,16 @@ def score_candidates(
     make every count a dictionary look-up, with no tokenising; the result
     equals tokenising its text (``tests/test_score_terms.py``).
     """
+    facets = query_facets_of(query, config)
     stems = None
     if config.bubble.relevance == "bm25":
         stems = [chunk_stems(c.chunk) for c in candidates]
         if stats is None:
-            stats = stats_from_candidates(list(map(stem_terms, stems)))
+            stats = stats_from_candidates(stems, facet_terms(facets))
     else:
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
-    scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
+    scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets)
     scored = list(map(scorer.score_with, candidates, stems or itertools.repeat(None, len(candidates))))
     scored.sort(key=score_order_key)
     return Scoring(scored=scored, facets=scorer.facets, stats=stats, theta=theta)
@@ -344,8 +347,10 @@ def scorer_for(
 ) -> Scorer:
     """The scorer of a run whose θ and statistics are given (repair scores newcomers against the bubble
     they join); under bm25 without statistics, ``first``'s own terms stand in for them."""
+    facets = query_facets_of(query, config)
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
-        stats = stats_from_candidates([stem_terms(chunk_stems(first.chunk))] if first is not None else [])
-    return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta)
+        own = [chunk_stems(first.chunk)] if first is not None else []
+        stats = stats_from_candidates(own, facet_terms(facets))
+    return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets)

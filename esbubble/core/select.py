@@ -26,7 +26,7 @@ from typing import Literal
 from esbubble.config import BubbleParams
 from esbubble.core.budget import Budget, bucket_caps
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, reason_of, run_gates
-from esbubble.core.relevance import Facet
+from esbubble.core.relevance import Facet, facet_terms
 from esbubble.core.score import ScoredCandidate, combine
 from esbubble.core.trace import Decision
 from esbubble.core.variants import VariantSwitches
@@ -381,7 +381,7 @@ def select(
     bubble = Bubbling(
         params=params,
         budget=Budget(total=params.token_budget, caps=caps),
-        redundancy=Redundancy(params.overlap_mode, (term for facet in facets for term in facet.terms)),
+        redundancy=Redundancy(params.overlap_mode, facet_terms(facets)),
         verdicts=Verdicts(gate_switches(switches)),
     )
     coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain)

@@ -31,8 +31,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
-from esbubble.core.relevance import TermStats, query_facets
-from esbubble.core.score import prior_weight
+from esbubble.core.relevance import TermStats, facet_terms
+from esbubble.core.score import prior_weight, query_facets_of
 from esbubble.errors import InputError
 from esbubble.text import check_query_text
 
@@ -139,9 +139,7 @@ def stats_terms(query: str, config: BubbleConfig) -> dict[str, dict[str, Any]]:
     """One filter per analysed query term (and facet-group term): chunks holding it in text or context."""
     if config.bubble.relevance != "bm25":
         return {}
-    groups = {name: tuple(members) for name, members in config.repair.facets.items()}
-    facets = query_facets(query, config.bubble.stop_words, groups, analysed=True)
-    names = sorted({term for facet in facets for term in facet.terms})
+    names = sorted(set(facet_terms(query_facets_of(query, config))))
     return {
         term: {"bool": {"should": [{"term": {"text": term}}, {"term": {"context": term}}]}} for term in names
     }
