@@ -75,6 +75,13 @@ class BubbleParams(_Section):
             " query (the facet weight its document's candidates match at best, over all candidates')"
         ),
     )
+    document_engine: bool = Field(
+        default=True,
+        description=(
+            "coverage order: a chunk's facet weights count in proportion to the engine's score of its"
+            " document's best candidate, over the best candidate's of all"
+        ),
+    )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",
         description=(

@@ -224,6 +224,12 @@ class TraceRecord(_Record):
         description="coverage order: the share of the query's facet weight the chunk's document matches,"
         " which scales its facet weights in the gain (1 when off); None: older record",
     )
+    document_engine: float | None = Field(
+        default=None,
+        description="coverage order: the engine score of the best candidate of the chunk's document over"
+        " the best candidate's of all, which also scales its facet weights in the gain (1 when off);"
+        " None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -311,6 +317,7 @@ TraceDict = TypedDict(
         "score_final": float,
         "gain": float | None,
         "document_share": float | None,
+        "document_engine": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

@@ -201,7 +201,7 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
         matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
-        matched *= record["document_share"] or 0.0
+        matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
         # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
         gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
         assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
@@ -238,17 +238,40 @@ def test_document_share_is_rederived_from_the_run_records(
 
 
 @common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.booleans())
+def test_document_engine_weight_is_rederived_from_the_run_records(
+    candidates: list[Candidate], config: BubbleConfig, query: str, by_engine: bool
+) -> None:
+    """A record's engine weight is the best engine score among its document's candidates over the
+    best among all (1 when no score is positive, for a chunk matching nothing, under score order or
+    with the switch off), read from the run's records alone."""
+    config = config.with_overrides(selection="coverage", relevance="bm25", document_engine=by_engine)
+    bubble = _build(query, candidates, config)
+    best: dict[str, float] = {}
+    for record in bubble.trace:
+        best[record["doc_id"]] = max(best.get(record["doc_id"], 0.0), record["es_score"])
+    top = max(best.values(), default=0.0)
+    for record in bubble.trace:
+        engine = record["document_engine"]
+        assert engine is not None and 0.0 <= engine <= 1.0
+        if not by_engine or not facet_weights_of(record) or top <= 0:
+            assert engine == 1.0
+        else:
+            assert engine == pytest.approx(best[record["doc_id"]] / top)
+
+
+@common
 @given(candidate_sets(), configs(), st.sampled_from(QUERIES))
 def test_one_document_makes_the_document_share_change_nothing(
     candidates: list[Candidate], config: BubbleConfig, query: str
 ) -> None:
-    """When every candidate comes from one document, its share is 1 and the bubble is the same with
-    the switch on or off."""
+    """When every candidate comes from one document, its share and its engine weight are 1 and the
+    bubble is the same with the switches on or off."""
     single = [
         c.model_copy(update={"chunk": c.chunk.model_copy(update={"doc_id": "one"})}) for c in candidates
     ]
-    on = _build(query, single, config.with_overrides(document_share=True))
-    off = _build(query, single, config.with_overrides(document_share=False))
+    on = _build(query, single, config.with_overrides(document_share=True, document_engine=True))
+    off = _build(query, single, config.with_overrides(document_share=False, document_engine=False))
     assert [s.chunk.chunk_id for s in on.selected] == [s.chunk.chunk_id for s in off.selected]
     assert [r["gain"] for r in on.trace] == [r["gain"] for r in off.trace]
 

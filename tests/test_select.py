@@ -181,3 +181,27 @@ def test_a_document_matching_little_of_the_query_does_not_win_on_a_short_chunk()
     assert shares["row"] == pytest.approx(2 / 3)
     assert shares["caption"] == pytest.approx(1 / 3)
     assert {r["document_share"] for r in off.trace} == {1.0}
+
+
+def _scored_by_engine(candidate: Candidate, doc_id: str, es_score: float) -> Candidate:
+    return _in_document(candidate, doc_id).model_copy(update={"es_score": es_score})
+
+
+def test_a_document_the_engine_ranks_far_down_does_not_win_on_a_short_chunk() -> None:
+    """Coverage order also weighs a chunk's facets by the engine's score of its document's best
+    candidate over the best candidate's of all: a short glossary entry matching "meaning" and
+    "value" in a manual the engine scores at an eighth of the emissions row no longer takes the
+    budget the row needs, though both documents match two of the query's three words."""
+    row = _scored_by_engine(_candidate("row", "Table", "Cotswold LULUCF value -67.5", 60), "ghg", 12.0)
+    entry = _scored_by_engine(
+        _candidate("entry", "Glossary", "Term: value. Definition: the meaning held", 15), "manual", 1.5
+    )
+    query = "LULUCF meaning value"
+    config = BubbleConfig().with_overrides(token_budget=65)
+    off = build_bubble(query, [row, entry], config.with_overrides(document_engine=False), run_id="o", now=NOW)
+    assert _reasons(off) == {"entry": "passed_all_gates", "row": "budget_exceeded"}
+    on = build_bubble(query, [row, entry], config, run_id="on", now=NOW)
+    assert _reasons(on) == {"row": "passed_all_gates", "entry": "budget_exceeded"}
+    engine = {r["chunk_id"]: r["document_engine"] for r in on.trace}
+    assert engine == {"row": 1.0, "entry": pytest.approx(1.5 / 12.0)}
+    assert {r["document_engine"] for r in off.trace} == {1.0}

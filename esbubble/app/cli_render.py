@@ -233,13 +233,23 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         table.add_row(
             str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
             f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
-            _number(r.get("gain")), _number(r.get("document_share")),
+            _number(r.get("gain")), _number(_document_weight(r)),
             f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], r["final_reason"],
         )  # fmt: skip
     console().print(table)
     if len(shown) < len(records):
         click.echo(f"… {len(records) - len(shown)} more candidates (use --all)")
     print_trace_summary(records)
+
+
+def _document_weight(record: TraceDict) -> float | None:
+    """The factor the gain applied for the chunk's document: its share of the query times its engine
+    weight (an older record without the engine weight: the share alone)."""
+    share = record.get("document_share")
+    if share is None:
+        return None
+    engine = record.get("document_engine")
+    return share if engine is None else share * engine
 
 
 def _number(value: float | None) -> str:

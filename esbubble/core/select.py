@@ -117,6 +117,36 @@ def document_shares(best: Sequence[float], per_document: Mapping[str, Sequence[f
     return {document: sum(weights) / total for document, weights in per_document.items()}
 
 
+def engine_weights(best_scores: Mapping[str, float]) -> dict[str, float]:
+    """Per document, the engine's score of its best candidate over the best candidate's of all
+    (``best_scores``). 1 for every document when no score is positive.
+
+    The engine ranks by the whole query at once, with its own statistics and the profile's priors: a
+    document whose best chunk it ranks far below the top (a software manual's glossary for a question
+    about an emissions table, matched on "data" and "mean") is unlikely to hold the evidence, however
+    cheap its chunks are.
+    """
+    top = max(best_scores.values(), default=0.0)
+    if top <= 0:
+        return dict.fromkeys(best_scores, 1.0)
+    return {document: max(score, 0.0) / top for document, score in best_scores.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWeight:
+    """What a chunk's document weighs in its gain: its share of the query times the engine's weight."""
+
+    share: float = 1.0
+    engine: float = 1.0
+
+    @property
+    def factor(self) -> float:
+        return self.share * self.engine
+
+
+NEUTRAL = DocumentWeight()
+
+
 class _Coverage:
     """How much of each query facet the bubble covers, and each candidate's marginal gain given that.
 
@@ -125,7 +155,8 @@ class _Coverage:
     little of it, the clause that defines it all of it). A facet covered ``n`` (a sum of such
     shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
-    not shut out by the boilerplate that merely names its term.
+    not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
+    as its document weighs (``DocumentWeight``; neutral when both switches are off).
     """
 
     def __init__(
@@ -135,7 +166,8 @@ class _Coverage:
         covered_weight: float,
         *,
         multiplicative: bool,
-        by_document: bool = False,
+        by_share: bool = False,
+        by_engine: bool = False,
     ) -> None:
         self.covered = [0.0] * facet_count
         # Per facet, ``covered_weight ** covered`` (1 while uncovered): what a weight for it earns now.
@@ -144,8 +176,11 @@ class _Coverage:
         # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
         # weights, so a gain reads no zero weight.
         self._hits: dict[int, tuple[tuple[int, float], ...]] = {}
-        # Per document, the best weight its candidates have for each facet (``document_shares``).
+        # Per document, the best weight its candidates have for each facet (``document_shares``) and
+        # the best engine score among them (``engine_weights``).
         per_document: dict[str, list[float]] = {}
+        best_scores: dict[str, float] = {}
+        by_document = by_share or by_engine
         for candidate in scored:
             weights = candidate.facet_weights
             hits = (
@@ -155,15 +190,23 @@ class _Coverage:
             )
             for index, weight in hits:
                 best[index] = max(best[index], weight)
-            if hits and by_document:
-                document = per_document.setdefault(candidate.candidate.chunk.doc_id, [0.0] * facet_count)
-                for index, weight in hits:
-                    document[index] = max(document[index], weight)
+            if by_document:
+                document = candidate.candidate.chunk.doc_id
+                best_scores[document] = max(best_scores.get(document, 0.0), candidate.candidate.es_score)
+                if hits:
+                    mine = per_document.setdefault(document, [0.0] * facet_count)
+                    for index, weight in hits:
+                        mine[index] = max(mine[index], weight)
             self._hits[id(candidate)] = hits
         self.best = best
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
-        self.shares = document_shares(best, per_document) if by_document else {}
+        shares = document_shares(best, per_document) if by_share else {}
+        engine = engine_weights(best_scores) if by_engine else {}
+        self.documents = {
+            document: DocumentWeight(shares.get(document, 1.0), engine.get(document, 1.0))
+            for document in best_scores
+        }
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
@@ -171,37 +214,39 @@ class _Coverage:
     def of(
         cls, scored: Sequence[ScoredCandidate], facet_count: int, params: BubbleParams, *, by_gain: bool
     ) -> _Coverage:
-        """The coverage the profile asks for; document shares only where the gain order reads them."""
+        """The coverage the profile asks for; document weights only where the gain order reads them."""
         return cls(
             scored,
             facet_count,
             params.covered_weight,
             multiplicative=params.relevance == "bm25",
-            by_document=by_gain and params.document_share,
+            by_share=by_gain and params.document_share,
+            by_engine=by_gain and params.document_engine,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
-        """(the facet weights, a facet covered n at ``covered_weight ** n``, times the document's share,
-        with the prior) · lp."""
+        """(the facet weights, a facet covered n at ``covered_weight ** n``, times the document's
+        weight, with the prior) · lp."""
         hits = self._hits[id(scored)]
         total = 0.0
         if hits:
             factors = self.factors
             for index, weight in hits:
                 total += weight * factors[index]
+            if self.documents:
+                total *= self.documents[scored.candidate.chunk.doc_id].factor
             if not total and self.multiplicative:
-                # Every facet it matches is used up (covered_weight = 0): its prior does not stand in
-                # for them as it does for a chunk that matches nothing, or its gain would rise as B grows.
+                # Every facet it matches is used up (covered_weight = 0) or its document weighs nothing
+                # (the engine scored it 0): its prior does not stand in for them as it does for a chunk
+                # that matches nothing, or its gain would rise as B grows.
                 return 0.0
-            if self.shares:
-                total *= self.shares[scored.candidate.chunk.doc_id]
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
-    def share(self, scored: ScoredCandidate) -> float:
-        """The candidate's document share (1 when shares are off or it matches no facet)."""
-        if not self.shares or self.fixed(scored):
-            return 1.0
-        return self.shares[scored.candidate.chunk.doc_id]
+    def document(self, scored: ScoredCandidate) -> DocumentWeight:
+        """The candidate's document weight (neutral when both switches are off or it matches no facet)."""
+        if not self.documents or self.fixed(scored):
+            return NEUTRAL
+        return self.documents[scored.candidate.chunk.doc_id]
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
@@ -323,7 +368,7 @@ class Bubbling:
         rank: int,
         gain: float,
         covered: tuple[float, ...] = (),
-        share: float = 1.0,
+        document: DocumentWeight = NEUTRAL,
         *,
         pool: float | None = None,
         first_pass: GateResults | None = None,
@@ -357,7 +402,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, share,
+            covered, document.share, document.engine,
         )  # fmt: skip
 
 
@@ -398,9 +443,9 @@ def _decide(
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
-    decide, snapshot, admit, share = bubble.decide, coverage.snapshot, coverage.admit, coverage.share
+    decide, snapshot, admit, document = bubble.decide, coverage.snapshot, coverage.admit, coverage.document
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(candidate, rank, gain, snapshot(), share(candidate))
+        decision = decide(candidate, rank, gain, snapshot(), document(candidate))
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -427,7 +472,7 @@ def _second_pass(
             first.rank,
             gain,
             coverage.snapshot(),
-            coverage.share(candidate),
+            coverage.document(candidate),
             pool=pool_left,
             first_pass=first.gates,
         )

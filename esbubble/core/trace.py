@@ -49,6 +49,7 @@ class Decision(NamedTuple):
     gain: float = 0.0
     covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
     document_share: float = 1.0  # the share of the query its document matches (coverage order)
+    document_engine: float = 1.0  # its document's best engine score over the best of all (coverage order)
 
     @property
     def selected(self) -> bool:
@@ -139,7 +140,7 @@ def _record(
     gets its own copy)."""
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
-        second, pool_remaining, gain, _, document_share,
+        second, pool_remaining, gain, _, document_share, document_engine,
     ) = decision  # fmt: skip
     candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
@@ -177,6 +178,7 @@ def _record(
         "score_final": score_final,
         "gain": gain,
         "document_share": document_share,
+        "document_engine": document_engine,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,
