@@ -180,6 +180,7 @@ class _Coverage:
         # the best engine score among them (``engine_weights``).
         per_document: dict[str, list[float]] = {}
         best_scores: dict[str, float] = {}
+        owners: list[tuple[int, str]] = []  # (candidate by object, its document)
         by_document = by_share or by_engine
         for candidate in scored:
             weights = candidate.facet_weights
@@ -192,6 +193,7 @@ class _Coverage:
                 best[index] = max(best[index], weight)
             if by_document:
                 document = candidate.candidate.chunk.doc_id
+                owners.append((id(candidate), document))
                 best_scores[document] = max(best_scores.get(document, 0.0), candidate.candidate.es_score)
                 if hits:
                     mine = per_document.setdefault(document, [0.0] * facet_count)
@@ -203,10 +205,13 @@ class _Coverage:
         self.multiplicative = multiplicative
         shares = document_shares(best, per_document) if by_share else {}
         engine = engine_weights(best_scores) if by_engine else {}
-        self.documents = {
+        documents = {
             document: DocumentWeight(shares.get(document, 1.0), engine.get(document, 1.0))
             for document in best_scores
         }
+        # Per candidate (by object): its document's weight, and the factor the gain applies.
+        self._document = {key: documents[document] for key, document in owners}
+        self._factor = {key: weight.factor for key, weight in self._document.items()}
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
@@ -233,8 +238,8 @@ class _Coverage:
             factors = self.factors
             for index, weight in hits:
                 total += weight * factors[index]
-            if self.documents:
-                total *= self.documents[scored.candidate.chunk.doc_id].factor
+            if self._factor:
+                total *= self._factor[id(scored)]
             if not total and self.multiplicative:
                 # Every facet it matches is used up (covered_weight = 0) or its document weighs nothing
                 # (the engine scored it 0): its prior does not stand in for them as it does for a chunk
@@ -244,9 +249,9 @@ class _Coverage:
 
     def document(self, scored: ScoredCandidate) -> DocumentWeight:
         """The candidate's document weight (neutral when both switches are off or it matches no facet)."""
-        if not self.documents or self.fixed(scored):
+        if not self._document or self.fixed(scored):
             return NEUTRAL
-        return self.documents[scored.candidate.chunk.doc_id]
+        return self._document[id(scored)]
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
