@@ -54,6 +54,19 @@ def test_facets_are_query_terms_then_profile_groups() -> None:
     assert micro_queries(uncovered(facets, [STEEL])) == ["delivery", "lead time delivery"]
 
 
+def test_gaps_compare_words_as_the_relevance_mode_does() -> None:
+    """Under bm25 a gap is found with the index's analyzer, as selection matches facets: "boxes" covers
+    "box" and a term the analyzer drops is no facet; the paper's tf compares raw tokens."""
+    boxes = make_chunk("quote", 3, text="planter boxes with root barriers")
+    config = repair_config(facets={"barrier": ["root barrier"]})
+    facets = facets_of("planter box such", config)
+    assert [f.name for f in facets] == ["planter", "box", "barrier"]  # "such": an analyzer stop word
+    assert uncovered(facets, [boxes]) == []
+    paper = config.with_overrides(relevance="tf", selection="score")
+    raw = facets_of("planter box such", paper)
+    assert [f.name for f in uncovered(raw, [boxes])] == ["box", "such", "barrier"]
+
+
 def test_multi_word_facet_terms_match_as_phrases() -> None:
     config = repair_config(facets={"timing": ["lead time"]})
     facet = facets_of("x", config)[-1]

@@ -1,7 +1,10 @@
 """Fixed-budget gap repair: SEAL-RAG's "Replace, Don't Expand" (docs/algorithm.md), lexically.
 
 Facets are the query terms ``T(q)`` plus the profile's facet groups; a facet
-is a gap when no selected chunk contains any of its terms. The store runs one
+is a gap when no selected chunk contains any of its terms, words compared as
+the bubble's relevance mode compares them: analysed as the chunk index's
+``english`` analyzer does under ``bm25`` (so "boxes" covers "box", as it does
+for selection), raw tokens under the paper's ``tf``. The store runs one
 micro-query per gap (batched); this module decides, purely, which newcomer
 replaces which selected chunk. Per loop, the selected chunk of lowest utility
 ``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` (measured against the rest of
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
+from esbubble.core.analysis import analyze
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
@@ -46,9 +50,15 @@ class Facet(BaseModel):
 
     name: str
     terms: list[str]
+    analysed: bool = False  # bm25: terms and texts compared as the index's analyzer makes them
+
+    def words(self, text: str) -> list[str]:
+        """``text`` as this facet compares it: analysed terms, or raw tokens (tf)."""
+        return analyze(text) if self.analysed else tokenize(text)
 
     def covered_by(self, tokens: Sequence[str]) -> bool:
-        return any(contains_phrase(tokens, tokenize(term)) for term in self.terms)
+        """Some term of the facet occurs, as a phrase, in ``tokens`` (a text's ``words``)."""
+        return any(contains_phrase(tokens, self.words(term)) for term in self.terms)
 
 
 class Utility(BaseModel):
@@ -77,16 +87,29 @@ class RepairResult(BaseModel):
 
 def facets_of(query: str, config: BubbleConfig) -> list[Facet]:
     """The query terms ``T(q)``, then the profile's facet groups, in a stable order."""
+    analysed = config.bubble.relevance == "bm25"
     terms = query_terms(query, config.bubble.stop_words)
-    facets = [Facet(name=term, terms=[term]) for term in terms]
+    facets = [Facet(name=term, terms=[term], analysed=analysed) for term in terms]
     for name, group in sorted(config.repair.facets.items()):
-        facets.append(Facet(name=name, terms=list(group)))
-    return facets
+        facets.append(Facet(name=name, terms=list(group), analysed=analysed))
+    # A term the analyzer drops entirely (one of its stop words) can be neither found nor retrieved.
+    kept = [f.model_copy(update={"terms": [t for t in f.terms if f.words(t)]}) for f in facets]
+    return [f for f in kept if f.terms]
+
+
+def words_of(text: str, facets: Sequence[Facet]) -> list[str]:
+    """``text`` as ``facets`` (all from one ``facets_of``) compare it."""
+    return facets[0].words(text) if facets else []
+
+
+def _closes_a_gap(chunk: Chunk, gaps: Sequence[Facet]) -> bool:
+    words = words_of(chunk.text, gaps)
+    return any(gap.covered_by(words) for gap in gaps)
 
 
 def uncovered(facets: Sequence[Facet], chunks: Sequence[Chunk]) -> list[Facet]:
     """The facets no chunk in ``chunks`` covers."""
-    token_lists = [tokenize(c.text) for c in chunks]
+    token_lists = [words_of(c.text, facets) for c in chunks]
     return [f for f in facets if not any(f.covered_by(tokens) for tokens in token_lists)]
 
 
@@ -115,7 +138,7 @@ def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config
     """
     stops = config.bubble.stop_words
     open_facets = uncovered(facets, rest)
-    tokens = tokenize(chunk.text)
+    tokens = words_of(chunk.text, facets)
     closes = sum(1 for f in open_facets if f.covered_by(tokens))
     gap_coverage = closes / len(facets) if facets else 0.0
     words = word_set(chunk.compare_text, stops)
@@ -276,7 +299,7 @@ class _RepairState:
             for c in pool
             if c.chunk.chunk_id not in present
             and c.chunk.content_hash not in hashes
-            and any(g.covered_by(tokenize(c.chunk.text)) for g in gaps)
+            and _closes_a_gap(c.chunk, gaps)
         ]
         ranked.sort(key=lambda u: (-u[0].utility, u[1].chunk.chunk_id))
         for newcomer_utility, candidate in ranked:
