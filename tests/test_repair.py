@@ -65,6 +65,9 @@ def test_gaps_compare_words_as_the_relevance_mode_does() -> None:
     paper = config.with_overrides(relevance="tf", selection="score")
     raw = facets_of("planter box such", paper)
     assert [f.name for f in uncovered(raw, [boxes])] == ["box", "such", "barrier"]
+    possessive = facets_of("Cotswold's planter", config)
+    assert [f.name for f in possessive] == ["cotswold's", "planter", "barrier"]  # no facet "s"
+    assert [f.name for f in facets_of("Cotswold's planter", paper)][:3] == ["cotswold", "s", "planter"]
 
 
 def test_multi_word_facet_terms_match_as_phrases() -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig
-from esbubble.core.analysis import analyze
+from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
@@ -88,13 +88,25 @@ class RepairResult(BaseModel):
 def facets_of(query: str, config: BubbleConfig) -> list[Facet]:
     """The query terms ``T(q)``, then the profile's facet groups, in a stable order."""
     analysed = config.bubble.relevance == "bm25"
-    terms = query_terms(query, config.bubble.stop_words)
+    terms = (
+        _query_words(query, config.bubble.stop_words)
+        if analysed
+        else query_terms(query, config.bubble.stop_words)
+    )
     facets = [Facet(name=term, terms=[term], analysed=analysed) for term in terms]
     for name, group in sorted(config.repair.facets.items()):
         facets.append(Facet(name=name, terms=list(group), analysed=analysed))
     # A term the analyzer drops entirely (one of its stop words) can be neither found nor retrieved.
     kept = [f.model_copy(update={"terms": [t for t in f.terms if f.words(t)]}) for f in facets]
     return [f for f in kept if f.terms]
+
+
+def _query_words(query: str, stop_words: Sequence[str]) -> list[str]:
+    """The query's distinct words as the analyzer reads them ("Cotswold's" is one word, not "cotswold"
+    and "s"), lowercased, less the profile's stop words."""
+    stops = frozenset(stop_words)
+    words = (word.lower() for word in standard_tokens(query))
+    return list(dict.fromkeys(word for word in words if word not in stops))
 
 
 def words_of(text: str, facets: Sequence[Facet]) -> list[str]:
