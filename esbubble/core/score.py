@@ -222,11 +222,6 @@ class Scorer:
     use_priors: bool
     idf: IdfTable  # bm25: the facets' terms with their idf, once per run
 
-    @property
-    def facet_terms(self) -> frozenset[str]:
-        """Every term of every facet: the words the query asks about."""
-        return frozenset(facet_terms(self.facets))
-
     @classmethod
     def prepare(
         cls,

@@ -27,7 +27,7 @@ from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
-from esbubble.core.relevance import TermStats
+from esbubble.core.relevance import TermStats, facet_terms
 from esbubble.core.score import (
     ScoredCandidate,
     Scorer,
@@ -206,7 +206,7 @@ class _Rules:
                 delta=bubble.delta,
                 batch_id=bubble.batch_id,
             ),
-            asked=frozenset(term for facet in query_facets_of(bubble.query, config) for term in facet.terms),
+            asked=frozenset(facet_terms(query_facets_of(bubble.query, config))),
         )
 
     @staticmethod
