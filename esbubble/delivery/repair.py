@@ -17,7 +17,7 @@ evicted chunk never comes back, so repair cannot oscillate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
@@ -109,19 +109,29 @@ def _query_words(query: str, stop_words: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(word for word in words if word not in stops))
 
 
-def words_of(text: str, facets: Sequence[Facet]) -> list[str]:
-    """``text`` as ``facets`` (all from one ``facets_of``) compare it."""
-    return facets[0].words(text) if facets else []
+ChunkWords = Callable[[Chunk], Sequence[str]]
 
 
-def _closes_a_gap(chunk: Chunk, gaps: Sequence[Facet]) -> bool:
-    words = words_of(chunk.text, gaps)
-    return any(gap.covered_by(words) for gap in gaps)
+def reader(facets: Sequence[Facet]) -> ChunkWords:
+    """A chunk's text as ``facets`` (all from one ``facets_of``) compare it, each chunk read once:
+    analysing a text costs ~0.1 ms, and repair reads the bubble's chunks for every utility it measures."""
+    read: dict[str, Sequence[str]] = {}
+
+    def words(chunk: Chunk) -> Sequence[str]:
+        found = read.get(chunk.chunk_id)
+        if found is None:
+            found = read[chunk.chunk_id] = facets[0].words(chunk.text) if facets else []
+        return found
+
+    return words
 
 
-def uncovered(facets: Sequence[Facet], chunks: Sequence[Chunk]) -> list[Facet]:
-    """The facets no chunk in ``chunks`` covers."""
-    token_lists = [words_of(c.text, facets) for c in chunks]
+def uncovered(
+    facets: Sequence[Facet], chunks: Sequence[Chunk], read: ChunkWords | None = None
+) -> list[Facet]:
+    """The facets no chunk in ``chunks`` covers (``read``: a ``reader`` of ``facets`` to reuse)."""
+    read = read or reader(facets)
+    token_lists = [read(c) for c in chunks]
     return [f for f in facets if not any(f.covered_by(tokens) for tokens in token_lists)]
 
 
@@ -141,7 +151,13 @@ def micro_query_config(config: BubbleConfig) -> BubbleConfig:
     return no_priors.with_section("bubble", {"candidate_k": config.repair.micro_k}, source=source)
 
 
-def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config: BubbleConfig) -> Utility:
+def utility(
+    chunk: Chunk,
+    rest: Sequence[Chunk],
+    facets: Sequence[Facet],
+    config: BubbleConfig,
+    read: ChunkWords | None = None,
+) -> Utility:
     """``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` of ``chunk`` against ``rest``.
 
     gap_coverage: the share of all facets ``chunk`` covers that ``rest`` does not;
@@ -149,8 +165,9 @@ def utility(chunk: Chunk, rest: Sequence[Chunk], facets: Sequence[Facet], config
     overlap with any single chunk of ``rest`` (the MMR-style penalty).
     """
     stops = config.bubble.stop_words
-    open_facets = uncovered(facets, rest)
-    tokens = words_of(chunk.text, facets)
+    read = read or reader(facets)
+    open_facets = uncovered(facets, rest, read)
+    tokens = read(chunk)
     closes = sum(1 for f in open_facets if f.covered_by(tokens))
     gap_coverage = closes / len(facets) if facets else 0.0
     words = word_set(chunk.compare_text, stops)
@@ -272,6 +289,7 @@ class _RepairState:
     config: BubbleConfig
     rules: _Rules
     facets: list[Facet]
+    read: ChunkWords  # ``reader(facets)``: each chunk's words, read once per repair
     selected: list[SelectedChunk]
     records: dict[str, TraceDict]
     extra_records: list[TraceDict] = field(default_factory=list)
@@ -288,7 +306,11 @@ class _RepairState:
         scored = [
             (
                 utility(
-                    s.chunk, [c for c in chunks if c.chunk_id != s.chunk.chunk_id], self.facets, self.config
+                    s.chunk,
+                    [c for c in chunks if c.chunk_id != s.chunk.chunk_id],
+                    self.facets,
+                    self.config,
+                    self.read,
                 ),
                 s,
             )
@@ -302,16 +324,16 @@ class _RepairState:
     ) -> _Swap | None:
         """The best gap-closing newcomer that beats the victim by ε and passes every gate."""
         chunks = self.chunks
-        gaps = uncovered(self.facets, chunks)
+        gaps = uncovered(self.facets, chunks, self.read)
         present = {c.chunk_id for c in chunks} | self.evicted
         hashes = {c.content_hash for c in chunks}
         rest = [c for c in chunks if c.chunk_id != victim.chunk.chunk_id]
         ranked = [
-            (utility(c.chunk, rest, self.facets, self.config), c)
+            (utility(c.chunk, rest, self.facets, self.config, self.read), c)
             for c in pool
             if c.chunk.chunk_id not in present
             and c.chunk.content_hash not in hashes
-            and _closes_a_gap(c.chunk, gaps)
+            and any(gap.covered_by(self.read(c.chunk)) for gap in gaps)
         ]
         ranked.sort(key=lambda u: (-u[0].utility, u[1].chunk.chunk_id))
         for newcomer_utility, candidate in ranked:
@@ -390,15 +412,16 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
         config=config,
         rules=_Rules.of(bubble, config),
         facets=facets,
+        read=reader(facets),
         selected=sorted(bubble.selected, key=lambda s: s.selection_order),
         records={r["chunk_id"]: r for r in bubble.trace},
     )
-    gaps_before = [f.name for f in uncovered(facets, state.chunks)]
+    gaps_before = [f.name for f in uncovered(facets, state.chunks, state.read)]
     pool = _pool(candidates)
     events: list[ReplacementEvent] = []
     loops = 0
     for loop in range(1, config.repair.loops + 1):
-        if not state.selected or not uncovered(facets, state.chunks):
+        if not state.selected or not uncovered(facets, state.chunks, state.read):
             break
         loops = loop
         victim = state.victim(loop)
@@ -412,6 +435,6 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
         bubble=bubble.model_copy(update={"selected": state.selected, "trace": trace}),
         events=events,
         gaps_before=gaps_before,
-        gaps_after=[f.name for f in uncovered(facets, state.chunks)],
+        gaps_after=[f.name for f in uncovered(facets, state.chunks, state.read)],
         loops=loops,
     )
