@@ -231,11 +231,10 @@ class Scorer:
         use_priors: bool,
         stats: TermStats | None,
         theta: float,
-        facets: tuple[Facet, ...] | None = None,
+        facets: tuple[Facet, ...],
     ) -> Scorer:
-        """The scorer for ``query``; ``facets`` are ``query_facets_of(query, config)`` when given."""
+        """The scorer for ``query``, whose ``query_facets_of`` are ``facets``."""
         params = config.bubble
-        facets = query_facets_of(query, config) if facets is None else facets
         return cls(
             config=config,
             facets=facets,
