@@ -10,8 +10,17 @@ from hypothesis import strategies as st
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import Redundancy, overlap
+from esbubble.core.relevance import facet_terms
 from esbubble.core.score import query_facets_of
-from esbubble.delivery.repair import facets_of, micro_queries, micro_query_config, plan_repair, uncovered
+from esbubble.delivery.repair import (
+    facets_of,
+    measurer,
+    micro_queries,
+    micro_query_config,
+    plan_repair,
+    uncovered,
+    utility,
+)
 from esbubble.models import Bubble, Candidate, Chunk
 from esbubble.text import word_set
 
@@ -147,6 +156,30 @@ def test_repair_measures_redundancy_by_the_rule_selection_uses() -> None:
     selection = build_bubble(QUERY, candidates([STEEL, WELD, ECHO]), config, run_id="s", now=NOW)
     chosen = [s.chunk.chunk_id for s in selection.selected]
     assert ECHO.chunk_id in chosen
+
+
+def test_utility_measures_words_as_the_redundancy_gate_does() -> None:
+    """Novelty and redundancy read a chunk's words as the redundancy gate does: under the chunk overlap,
+    less the words the query asks about, which every relevant chunk holds. Counting them made the
+    evidence row of a table look like a copy of its neighbours, and an off-topic definition (all new
+    words) worth more: a real-document question lost its answer to such a swap."""
+    query = "cotswold lulucf"
+    row = make_chunk("sheet", 0, text="cotswold lulucf minus 67")
+    rest = [
+        make_chunk("sheet", 1, text="cotswold agriculture 196"),
+        make_chunk("sheet", 2, text="dean lulucf minus 97"),
+    ]
+    config = repair_config()
+    assert config.bubble.overlap_mode == "chunk"
+    asked = facet_terms(query_facets_of(query, config))
+    for measure in (None, measurer(config, asked)):  # its own reading, or the one a repair shares
+        chunk_rule = utility(row, rest, facets_of(query, config), config, measure=measure)
+        # its own words are minus and 67; the third row holds minus
+        assert (chunk_rule.novelty, chunk_rule.redundancy) == (0.5, 0.5)
+    paper = repair_config(overlap="bubble")
+    bubble_rule = utility(row, rest, facets_of(query, paper), paper)
+    # eq. 12's words, query words included: cotswold, lulucf and minus are in the rest; 67 is not
+    assert (bubble_rule.novelty, bubble_rule.redundancy) == (0.25, 0.5)
 
 
 def test_nothing_to_repair_when_every_facet_is_covered() -> None:

@@ -17,8 +17,9 @@ evicted chunk never comes back, so repair cannot oscillate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,7 +27,7 @@ from esbubble.config import BubbleConfig
 from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
-from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
+from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, query_word_test, run_gates
 from esbubble.core.relevance import TermStats, facet_terms
 from esbubble.core.score import (
     ScoredCandidate,
@@ -110,6 +111,7 @@ def _query_words(query: str, stop_words: Sequence[str]) -> list[str]:
 
 
 ChunkWords = Callable[[Chunk], Sequence[str]]
+ChunkWordSet = Callable[[Chunk], frozenset[str]]
 
 
 def reader(facets: Sequence[Facet]) -> ChunkWords:
@@ -121,6 +123,28 @@ def reader(facets: Sequence[Facet]) -> ChunkWords:
         found = read.get(chunk.chunk_id)
         if found is None:
             found = read[chunk.chunk_id] = facets[0].words(chunk.text) if facets else []
+        return found
+
+    return words
+
+
+def measurer(config: BubbleConfig, asked: Iterable[str]) -> ChunkWordSet:
+    """A chunk's words as the redundancy gate measures them, each chunk read once: its compare text's
+    words less the stop words and, under the ``chunk`` overlap, less the words the query asks about
+    (``asked``), which every relevant chunk holds. Without that, novelty and redundancy called the
+    evidence row "Cotswold; LULUCF" redundant for sharing "cotswold" and "lulucf" with its neighbours,
+    and an off-topic definition novel enough to replace it."""
+    stops = config.bubble.stop_words
+    test = query_word_test(asked) if config.bubble.overlap_mode == "chunk" else None
+    known: dict[str, frozenset[str]] = {}
+
+    def words(chunk: Chunk) -> frozenset[str]:
+        found = known.get(chunk.chunk_id)
+        if found is None:
+            found = word_set(chunk.compare_text, stops)
+            if test is not None:
+                found = frozenset(filterfalse(test, found))
+            known[chunk.chunk_id] = found
         return found
 
     return words
@@ -156,22 +180,28 @@ def utility(
     rest: Sequence[Chunk],
     facets: Sequence[Facet],
     config: BubbleConfig,
+    *,
     read: ChunkWords | None = None,
+    measure: ChunkWordSet | None = None,
 ) -> Utility:
     """``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` of ``chunk`` against ``rest``.
 
     gap_coverage: the share of all facets ``chunk`` covers that ``rest`` does not;
     novelty: the share of its words not yet in ``rest``; redundancy: its largest
-    overlap with any single chunk of ``rest`` (the MMR-style penalty).
+    overlap with any single chunk of ``rest`` (the MMR-style penalty). Words are
+    the redundancy gate's (``measurer``); ``read`` and ``measure`` reuse a
+    repair's readings.
     """
-    stops = config.bubble.stop_words
     read = read or reader(facets)
+    measure = measure or measurer(
+        config, (word for f in facets for term in f.terms for word in f.words(term))
+    )
     open_facets = uncovered(facets, rest, read)
     tokens = read(chunk)
     closes = sum(1 for f in open_facets if f.covered_by(tokens))
     gap_coverage = closes / len(facets) if facets else 0.0
-    words = word_set(chunk.compare_text, stops)
-    rest_words = [word_set(c.compare_text, stops) for c in rest]
+    words = measure(chunk)
+    rest_words = [measure(c) for c in rest]
     novelty = 1.0 - overlap(words, set().union(*rest_words)) if words else 0.0
     redundancy = max((overlap(words, other) for other in rest_words), default=0.0)
     params = config.repair
@@ -290,6 +320,7 @@ class _RepairState:
     rules: _Rules
     facets: list[Facet]
     read: ChunkWords  # ``reader(facets)``: each chunk's words, read once per repair
+    measure: ChunkWordSet  # ``measurer``: each chunk's words as the redundancy gate measures them
     selected: list[SelectedChunk]
     records: dict[str, TraceDict]
     extra_records: list[TraceDict] = field(default_factory=list)
@@ -310,7 +341,8 @@ class _RepairState:
                     [c for c in chunks if c.chunk_id != s.chunk.chunk_id],
                     self.facets,
                     self.config,
-                    self.read,
+                    read=self.read,
+                    measure=self.measure,
                 ),
                 s,
             )
@@ -329,7 +361,7 @@ class _RepairState:
         hashes = {c.content_hash for c in chunks}
         rest = [c for c in chunks if c.chunk_id != victim.chunk.chunk_id]
         ranked = [
-            (utility(c.chunk, rest, self.facets, self.config, self.read), c)
+            (utility(c.chunk, rest, self.facets, self.config, read=self.read, measure=self.measure), c)
             for c in pool
             if c.chunk.chunk_id not in present
             and c.chunk.content_hash not in hashes
@@ -407,12 +439,14 @@ class _RepairState:
 def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleConfig) -> RepairResult:
     """Swap low-utility chunks for gap-closing newcomers, one swap per loop; pure and deterministic."""
     facets = facets_of(bubble.query, config)
+    rules = _Rules.of(bubble, config)
     state = _RepairState(
         bubble=bubble,
         config=config,
-        rules=_Rules.of(bubble, config),
+        rules=rules,
         facets=facets,
         read=reader(facets),
+        measure=measurer(config, rules.asked),
         selected=sorted(bubble.selected, key=lambda s: s.selection_order),
         records={r["chunk_id"]: r for r in bubble.trace},
     )
