@@ -172,12 +172,11 @@ def test_utility_measures_words_as_the_redundancy_gate_does() -> None:
     config = repair_config()
     assert config.bubble.overlap_mode == "chunk"
     asked = facet_terms(query_facets_of(query, config))
-    for measure in (None, measurer(config, asked)):  # its own reading, or the one a repair shares
-        chunk_rule = utility(row, rest, facets_of(query, config), config, measure=measure)
-        # its own words are minus and 67; the third row holds minus
-        assert (chunk_rule.novelty, chunk_rule.redundancy) == (0.5, 0.5)
+    chunk_rule = utility(row, rest, facets_of(query, config), config, measure=measurer(config, asked))
+    # its own words are minus and 67; the third row holds minus
+    assert (chunk_rule.novelty, chunk_rule.redundancy) == (0.5, 0.5)
     paper = repair_config(overlap="bubble")
-    bubble_rule = utility(row, rest, facets_of(query, paper), paper)
+    bubble_rule = utility(row, rest, facets_of(query, paper), paper, measure=measurer(paper, asked))
     # eq. 12's words, query words included: cotswold, lulucf and minus are in the rest; 67 is not
     assert (bubble_rule.novelty, bubble_rule.redundancy) == (0.25, 0.5)
 

@@ -181,21 +181,18 @@ def utility(
     facets: Sequence[Facet],
     config: BubbleConfig,
     *,
+    measure: ChunkWordSet,
     read: ChunkWords | None = None,
-    measure: ChunkWordSet | None = None,
 ) -> Utility:
     """``λ1·gap_coverage + λ2·novelty − λ3·redundancy`` of ``chunk`` against ``rest``.
 
     gap_coverage: the share of all facets ``chunk`` covers that ``rest`` does not;
     novelty: the share of its words not yet in ``rest``; redundancy: its largest
     overlap with any single chunk of ``rest`` (the MMR-style penalty). Words are
-    the redundancy gate's (``measurer``); ``read`` and ``measure`` reuse a
-    repair's readings.
+    the redundancy gate's (``measure``, a ``measurer``); ``read`` reuses a
+    repair's readings of the facets.
     """
     read = read or reader(facets)
-    measure = measure or measurer(
-        config, (word for f in facets for term in f.terms for word in f.words(term))
-    )
     open_facets = uncovered(facets, rest, read)
     tokens = read(chunk)
     closes = sum(1 for f in open_facets if f.covered_by(tokens))
