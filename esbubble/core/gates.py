@@ -232,9 +232,13 @@ class Redundancy:
             self._compared[words] = (len(chosen), shared)
         return shared / len(words)
 
+    def compared(self, words: frozenset[str]) -> frozenset[str]:
+        """The words of an admitted chunk this rule compares with: under ``chunk``, less the query's."""
+        asked = self._asked
+        return words if asked is None else frozenset(w for w in words if not asked(w))
+
     def admit(self, words: frozenset[str]) -> None:
         if self._asked is None:
             self._union.update(words)
         else:
-            asked = self._asked
-            self._chosen.append(frozenset(w for w in words if not asked(w)))
+            self._chosen.append(self.compared(words))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import filterfalse
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,7 +27,7 @@ from esbubble.config import BubbleConfig
 from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
-from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, query_word_test, run_gates
+from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
 from esbubble.core.relevance import TermStats, facet_terms
 from esbubble.core.score import (
     ScoredCandidate,
@@ -41,7 +41,7 @@ from esbubble.core.select import gate_switches, relevance_value
 from esbubble.core.trace import Decision, RunContext, trace_record
 from esbubble.core.variants import VARIANTS
 from esbubble.models import Bubble, Candidate, Chunk, ReplacementEvent, SelectedChunk, TraceDict
-from esbubble.text import query_terms, tokenize, word_set
+from esbubble.text import query_terms, tokenize
 
 
 class Facet(BaseModel):
@@ -112,42 +112,39 @@ def _query_words(query: str, stop_words: Sequence[str]) -> list[str]:
 
 ChunkWords = Callable[[Chunk], Sequence[str]]
 ChunkWordSet = Callable[[Chunk], frozenset[str]]
+_Reading = TypeVar("_Reading")
+
+
+def _once_per_chunk(read: Callable[[Chunk], _Reading]) -> Callable[[Chunk], _Reading]:
+    """``read``, remembered by chunk id: repair reads the bubble's chunks for every utility it measures."""
+    known: dict[str, _Reading] = {}
+
+    def reading(chunk: Chunk) -> _Reading:
+        found = known.get(chunk.chunk_id)
+        if found is None:
+            found = known[chunk.chunk_id] = read(chunk)
+        return found
+
+    return reading
 
 
 def reader(facets: Sequence[Facet]) -> ChunkWords:
-    """A chunk's text as ``facets`` (all from one ``facets_of``) compare it, each chunk read once:
-    analysing a text costs ~0.1 ms, and repair reads the bubble's chunks for every utility it measures."""
-    read: dict[str, Sequence[str]] = {}
-
-    def words(chunk: Chunk) -> Sequence[str]:
-        found = read.get(chunk.chunk_id)
-        if found is None:
-            found = read[chunk.chunk_id] = facets[0].words(chunk.text) if facets else []
-        return found
-
-    return words
+    """A chunk's text as ``facets`` (all from one ``facets_of``) compare it, each chunk read once
+    (analysing a text costs ~0.1 ms)."""
+    if not facets:
+        return lambda chunk: []
+    return _once_per_chunk(lambda chunk: facets[0].words(chunk.text))
 
 
 def measurer(config: BubbleConfig, asked: Iterable[str]) -> ChunkWordSet:
-    """A chunk's words as the redundancy gate measures them, each chunk read once: its compare text's
-    words less the stop words and, under the ``chunk`` overlap, less the words the query asks about
-    (``asked``), which every relevant chunk holds. Without that, novelty and redundancy called the
-    evidence row "Cotswold; LULUCF" redundant for sharing "cotswold" and "lulucf" with its neighbours,
-    and an off-topic definition novel enough to replace it."""
-    stops = config.bubble.stop_words
-    test = query_word_test(asked) if config.bubble.overlap_mode == "chunk" else None
-    known: dict[str, frozenset[str]] = {}
-
-    def words(chunk: Chunk) -> frozenset[str]:
-        found = known.get(chunk.chunk_id)
-        if found is None:
-            found = word_set(chunk.compare_text, stops)
-            if test is not None:
-                found = frozenset(filterfalse(test, found))
-            known[chunk.chunk_id] = found
-        return found
-
-    return words
+    """A chunk's words as the redundancy gate compares them, each chunk read once: ``words(x)`` and,
+    under the ``chunk`` overlap, less the words the query asks about (``asked``), which every relevant
+    chunk holds (``Redundancy.compared``). Without that, novelty and redundancy called the evidence
+    row "Cotswold; LULUCF" redundant for sharing "cotswold" and "lulucf" with its neighbours, and an
+    off-topic definition novel enough to replace it."""
+    stops = frozenset(config.bubble.stop_words)
+    rule = Redundancy(config.bubble.overlap_mode, asked)
+    return _once_per_chunk(lambda chunk: rule.compared(chunk_words(chunk, stops)))
 
 
 def uncovered(
