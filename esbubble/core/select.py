@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Literal
 
@@ -138,10 +138,10 @@ class DocumentWeight:
 
     share: float = 1.0
     engine: float = 1.0
+    factor: float = field(init=False)  # share × engine: what the gain multiplies the facet weights by
 
-    @property
-    def factor(self) -> float:
-        return self.share * self.engine
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "factor", self.share * self.engine)
 
 
 NEUTRAL = DocumentWeight()
@@ -209,9 +209,8 @@ class _Coverage:
             document: DocumentWeight(shares.get(document, 1.0), engine.get(document, 1.0))
             for document in best_scores
         }
-        # Per candidate (by object): its document's weight, and the factor the gain applies.
+        # Per candidate (by object): its document's weight.
         self._document = {key: documents[document] for key, document in owners}
-        self._factor = {key: weight.factor for key, weight in self._document.items()}
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
@@ -238,8 +237,8 @@ class _Coverage:
             factors = self.factors
             for index, weight in hits:
                 total += weight * factors[index]
-            if self._factor:
-                total *= self._factor[id(scored)]
+            if self._document:
+                total *= self._document[id(scored)].factor
             if not total and self.multiplicative:
                 # Every facet it matches is used up (covered_weight = 0) or its document weighs nothing
                 # (the engine scored it 0): its prior does not stand in for them as it does for a chunk
