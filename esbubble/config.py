@@ -121,6 +121,12 @@ class BubbleParams(_Section):
             return self.overlap
         return "bubble" if self.relevance == "tf" else "chunk"
 
+    @property
+    def standard_words(self) -> bool:
+        """Whether the redundancy gate reads a chunk's words as the engine's standard tokenizer cuts
+        them (bm25: "65.2" is one word) rather than as the paper's tokens (tf: "65" and "2")."""
+        return self.relevance == "bm25"
+
     @field_validator("length_norm")
     @classmethod
     def _positive_norm(cls, value: Literal["median"] | float) -> Literal["median"] | float:

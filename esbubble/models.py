@@ -47,7 +47,9 @@ class ChunkTerms(_Record):
 
     ``counts`` counts every token of ``text`` (what the paper's tf and keyword
     priors need); ``compare`` lists the distinct tokens of ``compare_text`` (the
-    redundancy gate's words before stop words are removed); ``stems`` and
+    redundancy gate's words under ``tf``, before stop words are removed) and ``words``
+    its distinct words as the standard tokenizer cuts them, lower-cased (the gate's
+    words under ``bm25``: a decimal number stays one word); ``stems`` and
     ``context_stems`` count the analysed terms of ``text`` and ``context``, as
     the chunk index's ``english`` analyzer makes them (what ``bm25`` relevance
     counts). ``version`` is ``esbubble.text.TERMS_VERSION`` at ingest; a chunk
@@ -57,6 +59,7 @@ class ChunkTerms(_Record):
     version: int
     counts: dict[str, int]
     compare: list[str]
+    words: list[str] = Field(default_factory=list)
     stems: dict[str, int] = Field(default_factory=dict)
     context_stems: dict[str, int] = Field(default_factory=dict)
 

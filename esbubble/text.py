@@ -41,8 +41,9 @@ def tokenize(text: str) -> list[str]:
 # Bump when ``tokenize`` or ``esbubble.core.analysis.analyze`` changes what it returns, or the stored
 # terms change shape: chunks whose stored terms carry another version are scored from their text
 # until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``; version 3
-# follows UAX #29 for other numbers (½) and the joiners beyond ASCII (·, ‘).
-TERMS_VERSION = 3
+# follows UAX #29 for other numbers (½) and the joiners beyond ASCII (·, ‘); version 4 added
+# ``words``, the compare text's words as the standard tokenizer cuts them.
+TERMS_VERSION = 4
 
 
 def term_counts(text: str) -> dict[str, int]:

@@ -3,10 +3,12 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# Both query sets at budgets 400 and 800, each with the engine_topk baseline row:
+# The three query sets at budgets 400 and 800, each with the engine_topk baseline row:
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
 #     ingested into its own index esbubble-realdocs;
+#   - the second real-document set (data/realdocs2, questions written blind), default profile,
+#     index esbubble-realdocs2;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -28,13 +30,16 @@ trap cleanup EXIT
 "$ESBUBBLE" init
 "$ESBUBBLE" ingest data/sample --profile data/sample/profile.toml
 "$ESBUBBLE" ingest data/realdocs/docs --index esbubble-realdocs
+"$ESBUBBLE" ingest data/realdocs2/docs --index esbubble-realdocs2
 
 for budget in 400 800; do
     "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" --json \
         >"$OUT/sample-$budget.json"
     "$ESBUBBLE" eval data/realdocs/queries.jsonl --index esbubble-realdocs --budget "$budget" --json \
         >"$OUT/realdocs-$budget.json"
-    for set in sample realdocs; do
+    "$ESBUBBLE" eval data/realdocs2/queries.jsonl --index esbubble-realdocs2 --budget "$budget" --json \
+        >"$OUT/realdocs2-$budget.json"
+    for set in sample realdocs realdocs2; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done
 done

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from esbubble.config import parse_config
+from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import (
     first_failure,
     global_budget_gate,
@@ -15,6 +19,7 @@ from esbubble.core.gates import (
     rule_holds,
     section_budget_gate,
 )
+from esbubble.models import Candidate, Chunk
 
 
 def test_overlap_is_the_share_of_the_chunks_words_already_in_the_bubble() -> None:
@@ -75,3 +80,33 @@ def test_the_first_failing_gate_in_order_gives_the_reason() -> None:
 def test_an_unknown_rule_is_a_bug_not_a_verdict() -> None:
     with pytest.raises(ValueError, match="unknown gate rule"):
         rule_holds("value == limit", 1.0, 1.0)
+
+
+def _row(chunk_id: str, period: str, values: str) -> Candidate:
+    """A table row of a numeric series: its text names the columns, its compared words are the cells."""
+    chunk = Chunk(
+        chunk_id=chunk_id, doc_id="hle.xlsx", source_type="xlsx", section="analysis_data",
+        bucket="analysis_data", position=0, token_count=20, content_hash=chunk_id,
+        text=f"Time period: {period}; Value, Male: {values}", compare_text=f"{period} {values}",
+    )  # fmt: skip
+    return Candidate(chunk=chunk)
+
+
+@pytest.mark.parametrize(("relevance", "second_admitted"), [("bm25", True), ("tf", False)])
+def test_a_decimal_number_is_one_word_to_the_redundancy_gate_under_bm25(
+    relevance: str, second_admitted: bool
+) -> None:
+    """Under bm25 the gate reads words as the engine's standard tokenizer cuts them, so "65.2" is one
+    word and two rows of a series share only the cells they really share (2 of 6 here); with the
+    paper's tokens (tf) "65.2" is "65" and "2", and the same rows share 4 of 7 words (0.57 ≥ δ)."""
+    config = parse_config({"bubble": {"relevance": relevance, "overlap": "chunk", "overlap_threshold": 0.55}})
+    # Equal scores, so "a" is decided first and "b", the series' maximum, is measured against it.
+    rows = [_row("a", "2012 - 14", "64.9 65.6 63.2 63.9"), _row("b", "2017 - 19", "65.2 65.6 63.2 63.7")]
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    bubble = build_bubble("male time period value", rows, config, run_id="r", now=now)
+    overlaps = {record["chunk_id"]: record["overlap"] for record in bubble.trace}
+    reasons = {record["chunk_id"]: record["final_reason"] for record in bubble.trace}
+    assert [record["chunk_id"] for record in bubble.trace] == ["a", "b"]
+    assert overlaps["a"] == 0.0 and reasons["a"] == "passed_all_gates"
+    assert overlaps["b"] == pytest.approx(2 / 6 if relevance == "bm25" else 4 / 7)
+    assert reasons["b"] == ("passed_all_gates" if second_admitted else "too_redundant")

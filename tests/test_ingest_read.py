@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from ingest_files import OPTIONS
 
+from esbubble.core.analysis import distinct_words
 from esbubble.errors import IngestError
 from esbubble.ingest import drafts, read_document
 from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
@@ -58,6 +59,7 @@ def test_every_chunk_carries_its_terms_and_their_version_is_hashed(
         assert chunk.terms.version == TERMS_VERSION
         assert chunk.terms.counts == term_counts(chunk.text)
         assert chunk.terms.compare == distinct_terms(chunk.compare_text)
+        assert chunk.terms.words == distinct_words(chunk.compare_text)
     # A tokenizer change (a new TERMS_VERSION) makes every chunk "updated" on re-ingest.
     monkeypatch.setattr(drafts, "TERMS_VERSION", TERMS_VERSION + 1)
     again = read_document(memo, OPTIONS, doc_id="memo.md")

@@ -11,6 +11,7 @@ import itertools
 from datetime import UTC, datetime
 
 import pytest
+from factories import gate_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -334,7 +335,7 @@ def test_each_selected_chunk_overlaps_those_before_it_less_than_delta(
     bubble = _build(query, candidates, config)
     before: set[str] = set()
     for chosen in bubble.selected:
-        words = word_set(chosen.chunk.compare_text, config.bubble.stop_words)
+        words = gate_words(chosen.chunk.compare_text, config)
         value = len(words & before) / len(words) if words else 0.0
         assert value < config.bubble.overlap_threshold
         assert value == chosen.overlap
@@ -353,7 +354,7 @@ def test_each_selected_chunk_overlaps_every_chunk_before_it_less_than_delta(
     asked = set(word_set(query, config.bubble.stop_words))
     before: list[set[str]] = []
     for chosen in bubble.selected:
-        words = set(word_set(chosen.chunk.compare_text, config.bubble.stop_words))
+        words = set(gate_words(chosen.chunk.compare_text, config))
         own = {w for w in words if w in asked or set(analyze(w)) & set(analyze(query))}
         value = (
             max((len((words & other) - own) / len(words) for other in before), default=0.0) if words else 0.0

@@ -19,6 +19,8 @@ from esbubble.store.retrieve import retrieve_many
 
 ROOT = Path(__file__).resolve().parent.parent / "data" / "realdocs"
 DOCS = ROOT / "docs"
+# The second set (questions written blind, data/realdocs2/SOURCES.md): four formats, no Word document.
+SECOND = ROOT.parent / "realdocs2"
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +79,23 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
     assert [row.variant for row in evaluation.table1] == list(VARIANT_ORDER)
     assert all(row.gold_recall is not None and row.tokens_used <= 400 for row in evaluation.table1)
     assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
+
+
+def test_the_second_set_is_real_documents_of_four_formats_with_questions_in_every_category() -> None:
+    docs = SECOND / "docs"
+    assert {file.suffix for file in docs.iterdir()} == {".pdf", ".txt", ".md", ".xlsx"}
+    listed = (SECOND / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(f"`{file.name}`" in listed for file in docs.iterdir())
+    queries = load_queries(SECOND / "queries.jsonl")
+    assert queries.problems == []
+    assert len(queries.cases) >= 30
+    assert Counter(case.category for case in queries.cases) == dict.fromkeys(CATEGORIES, 8)
+    assert all(case.evidence and not case.gold for case in queries.cases)
+
+
+def test_every_evidence_phrase_of_the_second_set_is_in_a_chunk() -> None:
+    files = sorted((SECOND / "docs").iterdir())
+    chunks = [chunk for file in files for chunk in read_document(file, IngestOptions(), doc_id=file.name)]
+    for case in load_queries(SECOND / "queries.jsonl").cases:
+        for phrase in case.evidence:
+            assert gold_recall(chunks, evidence=[phrase]) == 1.0, (case.id, phrase)

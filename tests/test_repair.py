@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from delivery_helpers import NOW, make_chunk
+from factories import gate_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,6 @@ from esbubble.delivery.repair import (
     utility,
 )
 from esbubble.models import Bubble, Candidate, Chunk
-from esbubble.text import word_set
 
 
 def repair_config(overlap: str = "auto", **repair: object) -> BubbleConfig:
@@ -260,21 +260,20 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
     # with an earlier one: overlap is asymmetric, as eq. 12 is, and each newcomer's gates at its own
     # swap are checked above.)
     if config.bubble.variant in ("diversity", "full") and len(result.events) == 1:
-        stops = config.bubble.stop_words
         asked = [term for facet in query_facets_of(query, config) for term in facet.terms]
         for s in repaired.selected:
             if s.chunk.chunk_id in inserted:
                 redundancy = Redundancy(config.bubble.overlap_mode, asked)
                 for other in repaired.selected:
                     if other is not s:
-                        redundancy.admit(word_set(other.chunk.compare_text, stops))
-                value = redundancy.overlap(word_set(s.chunk.compare_text, stops))
+                        redundancy.admit(gate_words(other.chunk.compare_text, config))
+                value = redundancy.overlap(gate_words(s.chunk.compare_text, config))
                 assert value < config.bubble.overlap_threshold
                 if config.bubble.overlap_mode == "bubble":  # eq. 12 against the union of the rest
                     rest = set().union(
-                        *(word_set(o.chunk.compare_text, stops) for o in repaired.selected if o is not s)
+                        *(gate_words(o.chunk.compare_text, config) for o in repaired.selected if o is not s)
                     )
-                    assert value == overlap(word_set(s.chunk.compare_text, stops), rest)
+                    assert value == overlap(gate_words(s.chunk.compare_text, config), rest)
     # One trace record per chunk, every selected chunk marked selected.
     assert len(records) == len(repaired.trace)
     assert all(records[s.chunk.chunk_id]["final_decision"] == "selected" for s in repaired.selected)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esbubble.config import parse_config
-from esbubble.core.analysis import analyzed_counts
+from esbubble.core.analysis import analyzed_counts, distinct_words
 from esbubble.core.score import chunk_terms, score_candidates
 from esbubble.models import Candidate, Chunk, ChunkTerms
 from esbubble.text import TERMS_VERSION, distinct_terms, term_counts, tokenize
@@ -31,6 +31,9 @@ WORDS = (
     "a_b",
     "slab",
     "pump,",
+    "65.2",
+    "1,234.5",
+    "v2.0",
 )
 
 
@@ -46,6 +49,7 @@ def _stored(text: str, compare: str) -> ChunkTerms:
         version=TERMS_VERSION,
         counts=term_counts(text),
         compare=distinct_terms(compare),
+        words=distinct_words(compare),
         stems=analyzed_counts(text),
         context_stems={},
     )
@@ -87,6 +91,11 @@ def test_terms_of_another_version_are_ignored() -> None:
     counts, compare = chunk_terms(_chunk("a", "Sump pump, sump.", "pump pit", stale))
     assert counts == {"pump": 1, "sump": 2}
     assert compare == ["pit", "pump"]
+    assert chunk_terms(_chunk("a", "x", "Rate 65.2, 1,234.5", stale), standard=True)[1] == [
+        "1,234.5",
+        "65.2",
+        "rate",
+    ]
 
 
 def test_a_keyword_needs_its_words_in_sequence() -> None:

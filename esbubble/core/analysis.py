@@ -98,6 +98,16 @@ def standard_tokens(text: str) -> list[str]:
     return words
 
 
+def distinct_words(text: str) -> list[str]:
+    """The distinct words of ``text`` as the standard tokenizer cuts them, lower-cased, sorted.
+
+    The redundancy gate's words under ``bm25``: unlike the paper's tokens, a decimal number ("65.2"),
+    a grouped one ("1,234") or a version ("v2.0") stays one word, so two table rows of a numeric
+    series do not look alike just because their values share digits on either side of the point.
+    """
+    return sorted({token.lower() for token in standard_tokens(text)})
+
+
 class _PerThread(threading.local):
     """A Snowball stemmer keeps its word in the instance while it stems: one per thread, or two
     threads stemming at once (``rebubble --workers``) corrupt each other's word."""

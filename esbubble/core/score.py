@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from esbubble.config import BubbleConfig, PriorsConfig
-from esbubble.core.analysis import analyzed_counts
+from esbubble.core.analysis import analyzed_counts, distinct_words
 from esbubble.core.relevance import (
     Facet,
     IdfTable,
@@ -156,12 +156,14 @@ def resolve_theta(candidates: Sequence[Candidate], length_norm: Literal["median"
     return median if median > 0 else 1.0
 
 
-def chunk_terms(chunk: Chunk) -> tuple[Mapping[str, int], Sequence[str]]:
-    """A chunk's token counts and distinct compare tokens: stored at ingest, else computed from its text."""
+def chunk_terms(chunk: Chunk, *, standard: bool = False) -> tuple[Mapping[str, int], Sequence[str]]:
+    """A chunk's token counts and distinct compare words: the paper's tokens, or with ``standard`` the
+    standard tokenizer's words (``bm25``); stored at ingest, else computed from its text."""
     terms = chunk.terms
     if terms is not None and terms.version == TERMS_VERSION:
-        return terms.counts, terms.compare
-    return term_counts(chunk.text), distinct_terms(chunk.compare_text)
+        return terms.counts, terms.words if standard else terms.compare
+    compare = distinct_words(chunk.compare_text) if standard else distinct_terms(chunk.compare_text)
+    return term_counts(chunk.text), compare
 
 
 def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
@@ -197,9 +199,10 @@ class Scoring:
     theta: float
 
 
-def chunk_words(chunk: Chunk, stops: frozenset[str]) -> frozenset[str]:
-    """``words(x)``: the distinct compare tokens of a chunk less the stop words (the redundancy gate's)."""
-    return words_of(chunk_terms(chunk)[1], stops)
+def chunk_words(chunk: Chunk, stops: frozenset[str], *, standard: bool) -> frozenset[str]:
+    """``words(x)``: the distinct compare words of a chunk less the stop words (the redundancy gate's;
+    ``standard`` under bm25, see ``chunk_terms``)."""
+    return words_of(chunk_terms(chunk, standard=standard)[1], stops)
 
 
 def query_facets_of(query: str, config: BubbleConfig) -> tuple[Facet, ...]:
@@ -217,6 +220,7 @@ class Scorer:
     paper_terms: list[str]
     keywords: list[Keyword]
     stops: frozenset[str]
+    standard_words: bool  # bm25: the redundancy gate's words are the standard tokenizer's
     stats: TermStats | None
     theta: float
     use_priors: bool
@@ -241,6 +245,7 @@ class Scorer:
             paper_terms=query_terms(query, params.stop_words),
             keywords=prepare_keywords(config.priors.keywords),
             stops=frozenset(params.stop_words),
+            standard_words=params.standard_words,
             stats=stats,
             theta=theta,
             use_priors=use_priors,
@@ -258,7 +263,7 @@ class Scorer:
         config = self.config
         params = config.bubble
         chunk = candidate.chunk
-        counts, compare = chunk_terms(chunk)
+        counts, compare = chunk_terms(chunk, standard=self.standard_words)
         bucket = config.buckets.bucket_of(chunk.section, chunk.bucket)
         tf = float(term_frequency(self.paper_terms, counts))
         matches: tuple[TermMatchDict, ...] = ()

@@ -142,9 +142,9 @@ def measurer(config: BubbleConfig, asked: Iterable[str]) -> ChunkWordSet:
     chunk holds (``Redundancy.compared``). Without that, novelty and redundancy called the evidence
     row "Cotswold; LULUCF" redundant for sharing "cotswold" and "lulucf" with its neighbours, and an
     off-topic definition novel enough to replace it."""
-    stops = frozenset(config.bubble.stop_words)
+    stops, standard = frozenset(config.bubble.stop_words), config.bubble.standard_words
     rule = Redundancy(config.bubble.overlap_mode, asked)
-    return _once_per_chunk(lambda chunk: rule.compared(chunk_words(chunk, stops)))
+    return _once_per_chunk(lambda chunk: rule.compared(chunk_words(chunk, stops, standard=standard)))
 
 
 def uncovered(
@@ -270,10 +270,10 @@ class _Rules:
         rules = self.budget_rules
         budget = Budget.after(bubble, rest, rules)
         freed = victim.token_count if rules.bucket_of(victim) == newcomer.bucket else 0
-        stops = frozenset(params.stop_words)
+        stops, standard = frozenset(params.stop_words), params.standard_words
         redundancy = Redundancy(params.overlap_mode, self.asked)
         for chunk in rest:
-            redundancy.admit(chunk_words(chunk, stops))
+            redundancy.admit(chunk_words(chunk, stops, standard=standard))
         tokens = float(newcomer.tokens)
         return run_gates(
             self.verdicts,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from esbubble.core.analysis import analyzed_counts
+from esbubble.core.analysis import analyzed_counts, distinct_words
 from esbubble.core.tokens import count_many, count_tokens
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
@@ -220,6 +220,7 @@ def finish(
             version=TERMS_VERSION,
             counts=term_counts(draft.text),
             compare=distinct_terms(draft.compare_text),
+            words=distinct_words(draft.compare_text),
             stems=analyzed_counts(draft.text),
             context_stems=analyzed_counts(draft.context),
         )
