@@ -51,3 +51,19 @@ def test_quick_benchmark_prints_every_key_as_a_number() -> None:
     assert results["machine"]["cores"] >= 1 and results["machine"]["cpu_model"]
     assert set(results["targets"]) and all(isinstance(v, bool) for v in results["targets"].values())
     assert "PASS" in done.stderr or "FAIL" in done.stderr
+
+
+def test_the_floor_script_measures_each_part_and_sums_them() -> None:
+    """``bench_floor.py`` on a few candidates: every part is a positive time, the floor is their sum."""
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT.parent / "bench_floor.py"), "--k", "20", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    values = dict(line.split()[:2] for line in done.stdout.splitlines() if line.endswith(tuple("0123456789")))
+    parts = ("records_ms_p50", "score_ms_p50", "words_ms_p50", "select_ms_p50")
+    assert all(float(values[part]) > 0 for part in (*parts, "build_bubble_ms_p50"))
+    assert float(values["floor_ms"]) == pytest.approx(sum(float(values[part]) for part in parts), abs=0.002)
