@@ -82,6 +82,13 @@ class BubbleParams(_Section):
             " document's best candidate, over the best candidate's of all"
         ),
     )
+    facet_engine: bool = Field(
+        default=True,
+        description=(
+            "coverage order: each query facet weighs in proportion to the engine's score of the best"
+            " candidate matching it, over the best candidate's of all"
+        ),
+    )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",
         description=(

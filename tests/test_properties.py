@@ -183,17 +183,32 @@ def rederive(record: TraceDict) -> tuple[str, str, str]:
 common = settings(max_examples=150, deadline=None)
 
 
+def facet_engine_of(records: list[TraceDict], enabled: bool) -> dict[str, float]:
+    """Per facet, from the run's records alone: the best ``es_score`` among the records matching it over
+    the best of all (1 for every facet when the switch is off or no score is positive)."""
+    top = max((record["es_score"] for record in records), default=0.0)
+    best: dict[str, float] = {}
+    for record in records:
+        for facet in facet_weights_of(record):
+            best[facet] = max(best.get(facet, 0.0), record["es_score"])
+    if not enabled or top <= 0:
+        return dict.fromkeys(best, 1.0)
+    return {facet: max(score, 0.0) / top for facet, score in best.items()}
+
+
 @common
-@given(candidate_sets(), configs(), st.sampled_from(QUERIES))
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.booleans())
 def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
-    candidates: list[Candidate], config: BubbleConfig, query: str
+    candidates: list[Candidate], config: BubbleConfig, query: str, by_facet_engine: bool
 ) -> None:
-    """Under coverage selection, a record's gain is (Σ weights of the facets it matches, one the
-    bubble covered n at ``covered_weight ** n``) · its document's share · w(boost) · lp (w: (1 + 2p)
-    / (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0));
-    first-pass decisions come in non-increasing gain."""
-    config = config.with_overrides(selection="coverage", relevance="bm25")
+    """Under coverage selection, a record's gain is (Σ weights of the facets it matches, each times
+    its engine weight, one the bubble covered n at ``covered_weight ** n``) · its document's share
+    and engine weight · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts, its reciprocal penalises; a
+    chunk that matches nothing keeps max(boost, 0)); first-pass decisions come in non-increasing
+    gain. A facet's engine weight comes from the run's records (``facet_engine_of``)."""
+    config = config.with_overrides(selection="coverage", relevance="bm25", facet_engine=by_facet_engine)
     bubble = _build(query, candidates, config)
+    engine = facet_engine_of(bubble.trace, by_facet_engine)
     first_pass: list[float] = []
     for record in sorted(bubble.trace, key=lambda r: r["rank"]):
         coverage = record["step_details"]["coverage"]
@@ -201,7 +216,7 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         assert all(amount > 0 for amount in coverage.values())
         weights = facet_weights_of(record)
         share = config.bubble.covered_weight
-        matched = sum(w * share ** coverage.get(f, 0.0) for f, w in weights.items())
+        matched = sum(w * engine[f] * share ** coverage.get(f, 0.0) for f, w in weights.items())
         matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
         # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
         gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)

@@ -15,6 +15,7 @@ from esbubble.store.audit import TraceWriter, flush_spool, read_run, spool_dir
 from esbubble.store.chunks import index_chunks
 from esbubble.store.client import make_client
 from esbubble.store.connection import Store
+from esbubble.store.retrieve import retrieve
 
 pytestmark = pytest.mark.integration
 
@@ -79,6 +80,18 @@ def test_run_writes_traces_readable_with_every_a1_field(store: Store) -> None:
     assert manifest.request_body is not None
     assert manifest.request_body["size"] == 20
     assert set(manifest.timings_ms) >= {"retrieve", "bubble", "total"}
+
+
+def test_a_run_scores_with_the_engines_term_statistics(store: Store) -> None:
+    """``esbubble bubble`` scores bm25 with the chunk index's document frequencies that retrieval
+    fetched (as ``esbubble eval`` does), not with the few candidates it got back."""
+    index_chunks(store, QUOTE_JOB)
+    config = parse_config({**PROFILE, "bubble": {"token_budget": 40, "candidate_k": 3}})
+    retrieval = retrieve(store, "scaffold hire roof", config)
+    assert retrieval.term_stats is not None and len(retrieval.candidates) == 3
+    result = run_bubble(store, "scaffold hire roof", config)
+    assert result.manifest.term_stats == retrieval.term_stats.to_json()
+    assert result.manifest.term_stats["doc_count"] == len(QUOTE_JOB)
 
 
 def test_same_query_same_bubble_and_trace_apart_from_ids(store: Store) -> None:

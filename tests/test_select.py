@@ -197,7 +197,9 @@ def test_a_document_the_engine_ranks_far_down_does_not_win_on_a_short_chunk() ->
         _candidate("entry", "Glossary", "Term: value. Definition: the meaning held", 15), "manual", 1.5
     )
     query = "LULUCF meaning value"
-    config = BubbleConfig().with_overrides(token_budget=65)
+    # the facet engine weight (which alone would also put the row first here) is off: this is the
+    # document's weight on its own
+    config = BubbleConfig().with_overrides(token_budget=65, facet_engine=False)
     off = build_bubble(query, [row, entry], config.with_overrides(document_engine=False), run_id="o", now=NOW)
     assert _reasons(off) == {"entry": "passed_all_gates", "row": "budget_exceeded"}
     on = build_bubble(query, [row, entry], config, run_id="on", now=NOW)
@@ -205,3 +207,24 @@ def test_a_document_the_engine_ranks_far_down_does_not_win_on_a_short_chunk() ->
     engine = {r["chunk_id"]: r["document_engine"] for r in on.trace}
     assert engine == {"row": 1.0, "entry": pytest.approx(1.5 / 12.0)}
     assert {r["document_engine"] for r in off.trace} == {1.0}
+
+
+def test_a_question_word_only_chunks_the_engine_ranks_far_down_match_weighs_less() -> None:
+    """Coverage order weighs each query facet by the engine's score of the best candidate matching
+    it over the best candidate's: "happen", matched only by an aside the engine scores at a tenth of
+    the answer, no longer wins the budget on a short chunk (one document, so the document weights
+    are 1 and only the facet weight differs)."""
+    text = "Calling connect on a connected socket throws an error."
+    answer = _scored_by_engine(_candidate("answer", "Socket", text, 160), "d", 10.0)
+    aside = _scored_by_engine(_candidate("aside", "Socket", "What will happen next", 8), "d", 1.0)
+    query = "connect error happen"
+    config = BubbleConfig().with_overrides(token_budget=165)  # room for one of the two
+    off = build_bubble(query, [answer, aside], config.with_overrides(facet_engine=False), run_id="o", now=NOW)
+    on = build_bubble(query, [answer, aside], config, run_id="on", now=NOW)
+    gain = {
+        name: {r["chunk_id"]: r["gain"] for r in bubble.trace} for name, bubble in (("on", on), ("off", off))
+    }
+    assert [s.chunk.chunk_id for s in off.selected] == ["aside"]
+    assert [s.chunk.chunk_id for s in on.selected] == ["answer"]
+    assert gain["on"]["aside"] == pytest.approx(gain["off"]["aside"] / 10.0)
+    assert gain["on"]["answer"] == pytest.approx(gain["off"]["answer"])

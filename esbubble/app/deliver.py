@@ -270,7 +270,12 @@ def evaluate_delivery(
     rows = []
     for case, retrieval in zip(cases, retrievals, strict=True):
         bubble = build_bubble(
-            case.query, retrieval.candidates, config, run_id=f"eval-delivery-{case.id}", now=now
+            case.query,
+            retrieval.candidates,
+            config,
+            run_id=f"eval-delivery-{case.id}",
+            now=now,
+            stats=retrieval.term_stats,
         )
         delivery = deliver(store, bubble, config, filters=filters)
         prompt = delivery.prompt

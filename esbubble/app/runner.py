@@ -80,6 +80,7 @@ def record_run(
         batch_id=options.batch_id,
         variant=options.variant,
         redact_query=options.redact_query,
+        stats=retrieval.term_stats,
         query_key=key if key is not None else query_key(store.settings.home),
     )
     timings = {**timings_ms, "bubble": _ms(stage)}

@@ -18,6 +18,19 @@ def resolved_config(bubble: Bubble, config: BubbleConfig) -> BubbleConfig:
     return config.with_overrides(variant=bubble.variant)
 
 
+def stored_term_stats(bubble: Bubble) -> dict[str, Any] | None:
+    """The term statistics the manifest keeps: all of them, or for a redacted query only the document
+    count and the terms some candidate matched (which its trace records show anyway). The engine
+    counts every analysed query term, so the full list would give a redacted query away word by word.
+    """
+    stats = bubble.term_stats
+    if stats is None or not bubble.query_redacted:
+        return stats
+    matched = {match["term"] for record in bubble.trace for match in record["step_details"]["terms"]}
+    df = stats.get("df", {})
+    return {**stats, "df": {term: count for term, count in df.items() if term in matched}}
+
+
 def build_manifest(
     bubble: Bubble,
     config: BubbleConfig,
@@ -57,7 +70,7 @@ def build_manifest(
         esbubble_version=esbubble.__version__,
         request_body=request_body,
         totals=totals,
-        term_stats=bubble.term_stats,
+        term_stats=stored_term_stats(bubble),
         bucket_shares=bubble.bucket_shares,
         timings_ms=dict(timings_ms),
     )

@@ -117,6 +117,20 @@ def document_shares(best: Sequence[float], per_document: Mapping[str, Sequence[f
     return {document: sum(weights) / total for document, weights in per_document.items()}
 
 
+def facet_engine_weights(best_scores: Sequence[float], top: float) -> list[float]:
+    """Per facet, the engine's score of the best candidate matching it (``best_scores``) over the best
+    candidate's of all (``top``). 1 for every facet when no score is positive.
+
+    The engine ranks by the whole query at once. A question word the documents rarely use ("happen",
+    "get") is a facet of its own with a high idf, but the chunks matching it are ones the engine ranks
+    far down (30th–70th); without this weight one of them entered for covering it and the evidence
+    the engine ranked 4th no longer fitted.
+    """
+    if top <= 0:
+        return [1.0] * len(best_scores)
+    return [max(score, 0.0) / top for score in best_scores]
+
+
 def engine_weights(best_scores: Mapping[str, float]) -> dict[str, float]:
     """Per document, the engine's score of its best candidate over the best candidate's of all
     (``best_scores``). 1 for every document when no score is positive.
@@ -156,7 +170,8 @@ class _Coverage:
     shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
-    as its document weighs (``DocumentWeight``; neutral when both switches are off).
+    as its document weighs (``DocumentWeight``; neutral when both switches are off), and each facet
+    as much as the engine's best match for it (``facet_engine_weights``; 1 when off).
     """
 
     def __init__(
@@ -168,11 +183,12 @@ class _Coverage:
         multiplicative: bool,
         by_share: bool = False,
         by_engine: bool = False,
+        by_facet_engine: bool = False,
     ) -> None:
         self.covered = [0.0] * facet_count
-        # Per facet, ``covered_weight ** covered`` (1 while uncovered): what a weight for it earns now.
-        self.factors = [1.0] * facet_count
         best = [0.0] * facet_count
+        # Per facet, the engine's best score among the candidates matching it (``facet_engine_weights``).
+        facet_best_scores = [0.0] * facet_count
         # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
         # weights, so a gain reads no zero weight.
         self._hits: dict[int, tuple[tuple[int, float], ...]] = {}
@@ -191,6 +207,7 @@ class _Coverage:
             )
             for index, weight in hits:
                 best[index] = max(best[index], weight)
+                facet_best_scores[index] = max(facet_best_scores[index], candidate.candidate.es_score)
             if by_document:
                 document = candidate.candidate.chunk.doc_id
                 owners.append((id(candidate), document))
@@ -201,6 +218,11 @@ class _Coverage:
                         mine[index] = max(mine[index], weight)
             self._hits[id(candidate)] = hits
         self.best = best
+        top = max((candidate.candidate.es_score for candidate in scored), default=0.0)
+        # Per facet, what a weight for it counts: its engine weight (1 when off) times
+        # ``covered_weight ** covered`` (1 while uncovered).
+        self.engine = facet_engine_weights(facet_best_scores, top) if by_facet_engine else [1.0] * facet_count
+        self.factors = list(self.engine)
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
         shares = document_shares(best, per_document) if by_share else {}
@@ -226,11 +248,12 @@ class _Coverage:
             multiplicative=params.relevance == "bm25",
             by_share=by_gain and params.document_share,
             by_engine=by_gain and params.document_engine,
+            by_facet_engine=by_gain and params.facet_engine,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
-        """(the facet weights, a facet covered n at ``covered_weight ** n``, times the document's
-        weight, with the prior) · lp."""
+        """(the facet weights, each times its engine weight, a facet covered n at
+        ``covered_weight ** n``, times the document's weight, with the prior) · lp."""
         hits = self._hits[id(scored)]
         total = 0.0
         if hits:
@@ -240,9 +263,9 @@ class _Coverage:
             if self._document:
                 total *= self._document[id(scored)].factor
             if not total and self.multiplicative:
-                # Every facet it matches is used up (covered_weight = 0) or its document weighs nothing
-                # (the engine scored it 0): its prior does not stand in for them as it does for a chunk
-                # that matches nothing, or its gain would rise as B grows.
+                # Every facet it matches is used up (covered_weight = 0), or its document or its facets
+                # weigh nothing (the engine scored them 0): its prior does not stand in for them as it
+                # does for a chunk that matches nothing, or its gain would rise as B grows.
                 return 0.0
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
@@ -260,10 +283,12 @@ class _Coverage:
         return self._snapshot
 
     def admit(self, scored: ScoredCandidate) -> None:
-        covered, best, factors, share = self.covered, self.best, self.factors, self.covered_weight
+        covered, best, factors, share, engine = (
+            self.covered, self.best, self.factors, self.covered_weight, self.engine
+        )  # fmt: skip
         for index, weight in self._hits[id(scored)]:
             covered[index] += min(1.0, weight / best[index])
-            factors[index] = share ** covered[index]
+            factors[index] = engine[index] * share ** covered[index]
         self.version += 1
         self._snapshot = tuple(covered)
 
