@@ -117,14 +117,14 @@ def document_shares(best: Sequence[float], per_document: Mapping[str, Sequence[f
     return {document: sum(weights) / total for document, weights in per_document.items()}
 
 
-def facet_engine_weights(best_scores: Sequence[float], top: float) -> list[float]:
-    """Per facet, the engine's score of the best candidate matching it (``best_scores``) over the best
-    candidate's of all (``top``). 1 for every facet when no score is positive.
+def engine_ratios(best_scores: Sequence[float], top: float) -> list[float]:
+    """Each engine score over the best candidate's of all (``top``); 1 each when no score is positive.
 
-    The engine ranks by the whole query at once. A question word the documents rarely use ("happen",
-    "get") is a facet of its own with a high idf, but the chunks matching it are ones the engine ranks
-    far down (30th–70th); without this weight one of them entered for covering it and the evidence
-    the engine ranked 4th no longer fitted.
+    Per facet (``best_scores``: the best score among the candidates matching it) this is the facet
+    engine weight. The engine ranks by the whole query at once. A question word the documents rarely
+    use ("happen", "get") is a facet of its own with a high idf, but the chunks matching it are ones
+    the engine ranks far down (30th–70th); without this weight one of them entered for covering it and
+    the evidence the engine ranked 4th no longer fitted.
     """
     if top <= 0:
         return [1.0] * len(best_scores)
@@ -140,10 +140,8 @@ def engine_weights(best_scores: Mapping[str, float]) -> dict[str, float]:
     about an emissions table, matched on "data" and "mean") is unlikely to hold the evidence, however
     cheap its chunks are.
     """
-    top = max(best_scores.values(), default=0.0)
-    if top <= 0:
-        return dict.fromkeys(best_scores, 1.0)
-    return {document: max(score, 0.0) / top for document, score in best_scores.items()}
+    scores = list(best_scores.values())
+    return dict(zip(best_scores, engine_ratios(scores, max(scores, default=0.0)), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +169,7 @@ class _Coverage:
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
     as its document weighs (``DocumentWeight``; neutral when both switches are off), and each facet
-    as much as the engine's best match for it (``facet_engine_weights``; 1 when off).
+    as much as the engine's best match for it (``engine_ratios``; 1 when off).
     """
 
     def __init__(
@@ -187,7 +185,7 @@ class _Coverage:
     ) -> None:
         self.covered = [0.0] * facet_count
         best = [0.0] * facet_count
-        # Per facet, the engine's best score among the candidates matching it (``facet_engine_weights``).
+        # Per facet, the engine's best score among the candidates matching it (``engine_ratios``).
         facet_best_scores = [0.0] * facet_count
         # Per candidate (by object, for this selection's lifetime): the facets it matches, with their
         # weights, so a gain reads no zero weight.
@@ -221,7 +219,7 @@ class _Coverage:
         top = max((candidate.candidate.es_score for candidate in scored), default=0.0)
         # Per facet, what a weight for it counts: its engine weight (1 when off) times
         # ``covered_weight ** covered`` (1 while uncovered).
-        self.engine = facet_engine_weights(facet_best_scores, top) if by_facet_engine else [1.0] * facet_count
+        self.engine = engine_ratios(facet_best_scores, top) if by_facet_engine else [1.0] * facet_count
         self.factors = list(self.engine)
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative

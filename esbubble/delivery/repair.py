@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.config import BubbleConfig
+from esbubble.config import BubbleConfig, BubbleParams
 from esbubble.core.analysis import analyze, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
@@ -136,15 +136,22 @@ def reader(facets: Sequence[Facet]) -> ChunkWords:
     return _once_per_chunk(lambda chunk: facets[0].words(chunk.text))
 
 
-def measurer(config: BubbleConfig, asked: Iterable[str]) -> ChunkWordSet:
-    """A chunk's words as the redundancy gate compares them, each chunk read once: ``words(x)`` and,
-    under the ``chunk`` overlap, less the words the query asks about (``asked``), which every relevant
-    chunk holds (``Redundancy.compared``). Without that, novelty and redundancy called the evidence
-    row "Cotswold; LULUCF" redundant for sharing "cotswold" and "lulucf" with its neighbours, and an
-    off-topic definition novel enough to replace it."""
-    stops, standard = frozenset(config.bubble.stop_words), config.bubble.standard_words
+def gate_reader(params: BubbleParams) -> ChunkWordSet:
+    """A chunk's ``words(x)`` as the redundancy gate reads them under ``params``, each chunk read once."""
+    stops, standard = frozenset(params.stop_words), params.standard_words
+    return _once_per_chunk(lambda chunk: chunk_words(chunk, stops, standard=standard))
+
+
+def measurer(config: BubbleConfig, asked: Iterable[str], words: ChunkWordSet | None = None) -> ChunkWordSet:
+    """A chunk's words as the redundancy gate compares them, each chunk read once: ``words(x)`` (read
+    by ``words``, a ``gate_reader``) and, under the ``chunk`` overlap, less the words the query asks
+    about (``asked``), which every relevant chunk holds (``Redundancy.compared``). Without that,
+    novelty and redundancy called the evidence row "Cotswold; LULUCF" redundant for sharing
+    "cotswold" and "lulucf" with its neighbours, and an off-topic definition novel enough to replace
+    it."""
+    read = words or gate_reader(config.bubble)
     rule = Redundancy(config.bubble.overlap_mode, asked)
-    return _once_per_chunk(lambda chunk: rule.compared(chunk_words(chunk, stops, standard=standard)))
+    return _once_per_chunk(lambda chunk: rule.compared(read(chunk)))
 
 
 def uncovered(
@@ -226,6 +233,7 @@ class _Rules:
     verdicts: Verdicts
     run: RunContext
     asked: frozenset[str]
+    words: ChunkWordSet  # ``gate_reader``: each chunk's words(x), read once per repair
 
     @classmethod
     def of(cls, bubble: Bubble, config: BubbleConfig) -> _Rules:
@@ -248,6 +256,7 @@ class _Rules:
                 batch_id=bubble.batch_id,
             ),
             asked=frozenset(facet_terms(query_facets_of(bubble.query, config))),
+            words=gate_reader(config.bubble),
         )
 
     @staticmethod
@@ -270,10 +279,9 @@ class _Rules:
         rules = self.budget_rules
         budget = Budget.after(bubble, rest, rules)
         freed = victim.token_count if rules.bucket_of(victim) == newcomer.bucket else 0
-        stops, standard = frozenset(params.stop_words), params.standard_words
         redundancy = Redundancy(params.overlap_mode, self.asked)
         for chunk in rest:
-            redundancy.admit(chunk_words(chunk, stops, standard=standard))
+            redundancy.admit(self.words(chunk))
         tokens = float(newcomer.tokens)
         return run_gates(
             self.verdicts,
@@ -440,7 +448,7 @@ def plan_repair(bubble: Bubble, candidates: Sequence[Candidate], config: BubbleC
         rules=rules,
         facets=facets,
         read=reader(facets),
-        measure=measurer(config, rules.asked),
+        measure=measurer(config, rules.asked, rules.words),
         selected=sorted(bubble.selected, key=lambda s: s.selection_order),
         records={r["chunk_id"]: r for r in bubble.trace},
     )
