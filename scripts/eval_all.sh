@@ -9,6 +9,8 @@
 #     ingested into its own index esbubble-realdocs;
 #   - the second real-document set (data/realdocs2, questions written blind), default profile,
 #     index esbubble-realdocs2;
+#   - the third real-document set (data/realdocs3, questions written blind; a Word document and a
+#     10-sheet workbook of 8,920 rows), default profile, index esbubble-realdocs3;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -31,6 +33,7 @@ trap cleanup EXIT
 "$ESBUBBLE" ingest data/sample --profile data/sample/profile.toml
 "$ESBUBBLE" ingest data/realdocs/docs --index esbubble-realdocs
 "$ESBUBBLE" ingest data/realdocs2/docs --index esbubble-realdocs2
+"$ESBUBBLE" ingest data/realdocs3/docs --index esbubble-realdocs3
 
 for budget in 400 800; do
     "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" --json \
@@ -39,7 +42,9 @@ for budget in 400 800; do
         >"$OUT/realdocs-$budget.json"
     "$ESBUBBLE" eval data/realdocs2/queries.jsonl --index esbubble-realdocs2 --budget "$budget" --json \
         >"$OUT/realdocs2-$budget.json"
-    for set in sample realdocs realdocs2; do
+    "$ESBUBBLE" eval data/realdocs3/queries.jsonl --index esbubble-realdocs3 --budget "$budget" --json \
+        >"$OUT/realdocs3-$budget.json"
+    for set in sample realdocs realdocs2 realdocs3; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done
 done
