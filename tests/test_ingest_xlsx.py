@@ -143,3 +143,46 @@ def test_a_two_column_table_of_numbers_keeps_its_header_row(tmp_path: Path) -> N
     chunks = read_document(_sheet(tmp_path / "t.xlsx", rows), OPTIONS, doc_id="t.xlsx")
     assert [c.text for c in chunks] == ["Area: Cotswold; Emissions: 196.4", "Area: Stroud; Emissions: 150.2",
                                         "Area: Bath; Emissions: 96.2"]  # fmt: skip
+
+
+def test_a_legend_beside_the_data_is_a_table_of_its_own_not_values_of_the_rows_beside_it(
+    tmp_path: Path,
+) -> None:
+    """The layout of Eurostat's typology sheets: codes in A:B, past an empty column a legend in D:E."""
+    rows: list[list[object]] = [
+        ["NUTS_ID", "COASTAL"],
+        ["AL011", 0],
+        ["AL012", 1, None, 0, "non-coastal"],
+        ["AL013", 2, None, 1, "coastal (on coast)"],
+        ["AL014", 1, None, 2, "coastal (>= 50% of population living within 50km of the coastline)"],
+        ["AL015", 0],
+        ["AL021", 1],
+        ["AL022", 1],
+    ]
+    chunks = read_document(_sheet(tmp_path / "c.xlsx", rows), OPTIONS, doc_id="c.xlsx")
+    data = [c for c in chunks if c.text.startswith("NUTS_ID")]
+    assert [c.text for c in data][1:4] == ["NUTS_ID: AL012; COASTAL: 1", "NUTS_ID: AL013; COASTAL: 2",
+                                           "NUTS_ID: AL014; COASTAL: 1"]  # fmt: skip
+    legend = [c for c in chunks if c not in data]
+    assert [(c.row_number, c.text) for c in legend] == [
+        (3, "0; non-coastal"),
+        (4, "1; coastal (on coast)"),
+        (5, "2; coastal (>= 50% of population living within 50km of the coastline)"),
+    ]
+    assert legend[0].chunk_id == chunk_id("c.xlsx", "sheet=Metadata/cols=4-5/row=3/part=0")
+    assert data[0].chunk_id == chunk_id(
+        "c.xlsx", "sheet=Metadata/row=2/part=0"
+    )  # the main table's ids as before
+    assert all("NUTS_ID" not in c.context for c in legend)  # the data's column names are not the legend's
+
+
+def test_columns_past_an_empty_column_on_as_many_rows_stay_part_of_the_row(tmp_path: Path) -> None:
+    """A spacer column inside one table does not split its records."""
+    rows: list[list[object]] = [
+        ["Item", "Qty", None, "Rate", "Amount"],
+        ["Membrane", 120, None, 45.0, 5400.0],
+        ["Primer", 30, None, 12.0, 360.0],
+    ]
+    chunks = read_document(_sheet(tmp_path / "s.xlsx", rows), OPTIONS, doc_id="s.xlsx")
+    assert [c.text for c in chunks] == ["Item: Membrane; Qty: 120; Rate: 45; Amount: 5400",
+                                        "Item: Primer; Qty: 30; Rate: 12; Amount: 360"]  # fmt: skip

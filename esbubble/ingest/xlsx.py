@@ -3,7 +3,11 @@
 Per sheet: the header row is the first of the top ten non-empty rows that
 has at least two cells, all short text; a header cell merged across columns
 makes the next row a second header row (``Group Sub``). Rows above the header
-(titles) become header-less chunks. A key-value sheet (a workbook's
+(titles) become header-less chunks. A side table (a run of columns apart from
+the main table, past a column empty on the whole sheet, filled on fewer than
+half as many rows as the main table: a legend of codes beside the data, a
+second small table) is read as a table of its own, so its cells are not read
+as values of the data rows they happen to sit beside. A key-value sheet (a workbook's
 "Metadata" or "Notes" sheet: at most two cells a row, distinct short text
 labels on the left, values mostly text on the right) has no header row: each
 row reads ``Label: value``, so its first row is not taken for the column
@@ -50,8 +54,34 @@ class _Grid:
     """A sheet's non-empty rendered values: row -> {column -> text}, plus header facts."""
 
     rows: dict[int, dict[int, str]]
-    text_only: dict[int, bool]
+    texts: dict[int, set[int]]  # row -> the columns whose cell holds text (not a number or date)
     horizontal_merges: dict[int, list[tuple[int, int]]]  # row -> [(min_col, max_col)]
+
+    def text_only(self, row: int) -> bool:
+        return len(self.texts.get(row, ())) == len(self.rows.get(row, ()))
+
+    def columns(self, lo: int, hi: int) -> _Grid:
+        """The part of the grid in columns ``lo`` to ``hi`` (rows without a cell there left out)."""
+        rows = {r: {c: v for c, v in cells.items() if lo <= c <= hi} for r, cells in self.rows.items()}
+        return _Grid(
+            rows={r: cells for r, cells in rows.items() if cells},
+            texts={r: {c for c in cols if lo <= c <= hi} for r, cols in self.texts.items()},
+            horizontal_merges={
+                r: [(a, b) for a, b in spans if lo <= a and b <= hi]
+                for r, spans in self.horizontal_merges.items()
+            },
+        )
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """Runs of columns with cells, split where a column is empty on every row."""
+        used = sorted({col for cells in self.rows.values() for col in cells})
+        runs: list[tuple[int, int]] = []
+        for col in used:
+            if runs and col == runs[-1][1] + 1:
+                runs[-1] = (runs[-1][0], col)
+            else:
+                runs.append((col, col))
+        return runs
 
 
 def _load(path: Path, *, data_only: bool) -> Any:
@@ -101,7 +131,7 @@ class _Formulas:
 
 def _grid(values: Any, formulas: _Formulas) -> _Grid:
     rows: dict[int, dict[int, str]] = {}
-    text_only: dict[int, bool] = {}
+    texts: dict[int, set[int]] = {}
     merges: dict[int, list[tuple[int, int]]] = {}
     merged_heads: dict[tuple[int, int], tuple[int, int, int, int]] = {}
     for rng in values.merged_cells.ranges:
@@ -113,7 +143,8 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
         text = render_value(raw, fmt)
         if text:
             rows.setdefault(row, {})[col] = text
-            text_only[row] = text_only.get(row, True) and isinstance(raw, str)
+            if isinstance(raw, str):
+                texts.setdefault(row, set()).add(col)
 
     for row in values.iter_rows():
         for cell in row:
@@ -129,15 +160,13 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
             span = range(head[0], head[1] + 1) if head else range(cell.row, cell.row + 1)
             for r in span:
                 put(r, cell.column, raw, cell.number_format)
-    return _Grid(rows={r: rows[r] for r in sorted(rows)}, text_only=text_only, horizontal_merges=merges)
+    return _Grid(rows={r: rows[r] for r in sorted(rows)}, texts=texts, horizontal_merges=merges)
 
 
 def _is_header_like(grid: _Grid, row: int) -> bool:
     cells = grid.rows[row]
     return (
-        len(cells) >= 2
-        and grid.text_only.get(row, False)
-        and all(len(v) <= _MAX_HEADER_CHARS for v in cells.values())
+        len(cells) >= 2 and grid.text_only(row) and all(len(v) <= _MAX_HEADER_CHARS for v in cells.values())
     )
 
 
@@ -153,7 +182,7 @@ def _is_key_value(grid: _Grid) -> bool:
     labels = [cells.get(label_column, "") for cells in rows]
     short_labels = all(0 < len(label) <= _MAX_HEADER_CHARS for label in labels)
     pairs = [row for row, cells in grid.rows.items() if len(cells) == 2]
-    mostly_text = 2 * sum(grid.text_only.get(row, False) for row in pairs) >= len(pairs)
+    mostly_text = 2 * sum(grid.text_only(row) for row in pairs) >= len(pairs)
     return short_labels and len(set(labels)) == len(labels) and bool(pairs) and mostly_text
 
 
@@ -186,7 +215,42 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
     return [], {}
 
 
+def _side_tables(grid: _Grid) -> list[tuple[int, int]]:
+    """The column runs (``_Grid.blocks``) filled on fewer than half as many rows as the fullest run."""
+    blocks = grid.blocks()
+    if len(blocks) < 2:
+        return []
+    filled = [
+        sum(1 for cells in grid.rows.values() if any(lo <= c <= hi for c in cells)) for lo, hi in blocks
+    ]
+    main = max(filled)
+    return [block for block, rows in zip(blocks, filled, strict=True) if 2 * rows < main]
+
+
 def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+    """The sheet's main table, then each side table read as a table of its own."""
+    sides = _side_tables(grid)
+    if not sides:
+        return _table_drafts(title, name, grid, options, scope=f"sheet={name}")
+    side_columns = {col for lo, hi in sides for col in range(lo, hi + 1)}
+    main = _Grid(
+        rows={
+            r: m
+            for r, cells in grid.rows.items()
+            if (m := {c: v for c, v in cells.items() if c not in side_columns})
+        },
+        texts={r: cols - side_columns for r, cols in grid.texts.items()},
+        horizontal_merges=grid.horizontal_merges,
+    )
+    drafts = _table_drafts(title, name, main, options, scope=f"sheet={name}")
+    for lo, hi in sides:
+        drafts.extend(
+            _table_drafts(title, name, grid.columns(lo, hi), options, scope=f"sheet={name}/cols={lo}-{hi}")
+        )
+    return drafts
+
+
+def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *, scope: str) -> list[Draft]:
     key_value = _is_key_value(grid)
     header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
@@ -205,7 +269,7 @@ def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) ->
         )
         drafts.extend(
             row_drafts(
-                f"sheet={name}/row={row}",
+                f"{scope}/row={row}",
                 row_cells,
                 options,
                 section=name,
