@@ -148,3 +148,19 @@ def test_progress_callback_counts_each_query_once_and_changes_nothing() -> None:
     with_progress = evaluate_cases(CASES, CONFIG, now=NOW, on_done=steps.append)
     assert steps == [1] * len(CASES)
     assert with_progress == evaluate_cases(CASES, CONFIG, now=NOW)
+
+
+def test_the_candidates_recall_is_every_variants_ceiling_and_counts_only_queries_with_gold() -> None:
+    # q2's gold c1 is among its candidates; a case whose gold no candidate holds counts 0.
+    missing = EvalCase(id="q4", query="scope", category="scope", gold=["nowhere"], candidates=candidates(CHUNKS))
+    evaluation = evaluate_cases([*CASES, missing], CONFIG, now=NOW)
+    assert evaluation.candidates == pytest.approx((6 + 6 + 4 + 6) / 4)
+    assert evaluation.candidate_recall_by_category == {"scope": 0.5, "materials": 1.0}  # q1 1.0, q4 0.0
+    assert evaluation.candidate_recall == pytest.approx((1.0 + 1.0 + 0.0) / 3)  # q3 has no gold
+    for row in evaluation.table1:
+        assert row.gold_recall is not None and row.gold_recall <= evaluation.candidate_recall
+    for per_category in evaluation.recall_by_category.values():
+        assert all(r <= evaluation.candidate_recall_by_category[c] for c, r in per_category.items())
+    table = next(t for t in evaluation_tables(evaluation) if t.title.startswith("Retrieval"))
+    assert table.columns == ["candidates per query", "gold recall", "materials", "scope"]
+    assert table.rows == [["5.5", "0.67", "1.00", "0.50"]]

@@ -606,7 +606,9 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 ) -> None:
     """The paper's tables for every variant over a query set (JSONL or YAML).
 
-    With --window/--parent/--repair/--assemble, a delivery table compares each
+    A retrieval table gives the gold recall of all the candidates: the
+    ceiling no variant can pass, so a miss reads as retrieval's or
+    selection's. With --window/--parent/--repair/--assemble, a delivery table compares each
     query's bubble with what those stages deliver (tokens and gold recall).
     Malformed query-set lines are reported with their line number and the
     other queries still run (exit 1).

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from esbubble.app.report import Table
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics
+from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall
 from esbubble.core.relevance import TermStats
 from esbubble.core.variants import token_matched_config
 from esbubble.errors import InputError
@@ -113,6 +113,17 @@ class Evaluation(_Model):
     )
     recall_by_category: dict[str, dict[str, float]] = Field(
         description="variant -> category -> mean gold recall (queries with gold only)"
+    )
+    candidates: float = Field(default=0.0, description="mean number of candidates retrieved per query")
+    candidate_recall: float | None = Field(
+        default=None,
+        description=(
+            "mean gold recall of all the retrieved candidates (queries with gold only): what retrieval put"
+            " within reach, the ceiling of every variant"
+        ),
+    )
+    candidate_recall_by_category: dict[str, float] = Field(
+        default_factory=dict, description="category -> candidate_recall (queries with gold only)"
     )
     delta_sweep: list[DeltaRow]
     per_query: list[QueryRow]
@@ -223,6 +234,11 @@ def evaluate_cases(
             )
         )
 
+    reach: dict[str, list[float]] = {}
+    for case in cases:
+        found = gold_recall([c.chunk for c in case.candidates], case.gold, case.evidence)
+        if found is not None:
+            reach.setdefault(case.category or "uncategorised", []).append(found)
     budget = config.bubble.token_budget
     return Evaluation(
         queries=len(cases),
@@ -233,6 +249,9 @@ def evaluate_cases(
         table2=table2,
         table7=table7,
         recall_by_category=recall,
+        candidates=_mean([float(len(case.candidates)) for case in cases]),
+        candidate_recall=_mean([r for per in reach.values() for r in per]) if reach else None,
+        candidate_recall_by_category={c: _mean(v) for c, v in sorted(reach.items())},
         delta_sweep=sweep,
         per_query=per_query,
     )
@@ -320,6 +339,15 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
             title="Gold recall per category",
             columns=["variant", *categories],
             rows=[[v, *(_num(recall[v].get(c), 2) for c in categories)] for v in variants],
+        ),
+        Table(
+            # What no selection can beat: the evidence the candidates hold at all.
+            title="Retrieval — gold recall of all the candidates (every variant's ceiling)",
+            columns=["candidates per query", "gold recall", *categories],
+            rows=[
+                [_num(evaluation.candidates, 1), _num(evaluation.candidate_recall, 2),
+                 *(_num(evaluation.candidate_recall_by_category.get(c), 2) for c in categories)]
+            ],
         ),
         Table(
             title="Figure 3 — δ sweep (full variant, means per query)",
