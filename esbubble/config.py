@@ -82,6 +82,16 @@ class BubbleParams(_Section):
             " document's best candidate, over the best candidate's of all"
         ),
     )
+    chunk_share: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=4.0,
+        description=(
+            "coverage order: a chunk's facet weights count in proportion to its own share of the query"
+            " (the weight of the facets it matches, each at the best any candidate has, over all"
+            " facets') to this power; 0: off"
+        ),
+    )
     facet_engine: bool = Field(
         default=True,
         description=(

@@ -233,6 +233,12 @@ class TraceRecord(_Record):
         " the best candidate's of all, which also scales its facet weights in the gain (1 when off);"
         " None: older record",
     )
+    chunk_share: float | None = Field(
+        default=None,
+        description="coverage order: the share of the query's facet weight the chunk itself matches (its"
+        " facets, each at the best weight any candidate has for it), whose chunk_share-th power also"
+        " scales its facet weights in the gain (1 when off); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -321,6 +327,7 @@ TraceDict = TypedDict(
         "gain": float | None,
         "document_share": float | None,
         "document_engine": float | None,
+        "chunk_share": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

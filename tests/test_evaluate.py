@@ -152,7 +152,9 @@ def test_progress_callback_counts_each_query_once_and_changes_nothing() -> None:
 
 def test_the_candidates_recall_is_every_variants_ceiling_and_counts_only_queries_with_gold() -> None:
     # q2's gold c1 is among its candidates; a case whose gold no candidate holds counts 0.
-    missing = EvalCase(id="q4", query="scope", category="scope", gold=["nowhere"], candidates=candidates(CHUNKS))
+    missing = EvalCase(
+        id="q4", query="scope", category="scope", gold=["nowhere"], candidates=candidates(CHUNKS)
+    )
     evaluation = evaluate_cases([*CASES, missing], CONFIG, now=NOW)
     assert evaluation.candidates == pytest.approx((6 + 6 + 4 + 6) / 4)
     assert evaluation.candidate_recall_by_category == {"scope": 0.5, "materials": 1.0}  # q1 1.0, q4 0.0

@@ -88,6 +88,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "unlisted_shares": draw(st.sampled_from(["auto", "pool", "demand", "equal"])),
             "fill_with_priors": draw(st.booleans()),
             "covered_weight": draw(st.floats(0.0, 1.0)),
+            "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
         },
         "priors": {
             "sections": {s: draw(st.floats(-3.0, 6.0)) for s in draw(st.lists(st.sampled_from(SECTIONS)))},
@@ -203,9 +204,10 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, each times
     its engine weight, one the bubble covered n at ``covered_weight ** n``) · its document's share
-    and engine weight · w(boost) · lp (w: (1 + 2p) / (1 + p) boosts, its reciprocal penalises; a
-    chunk that matches nothing keeps max(boost, 0)); first-pass decisions come in non-increasing
-    gain. A facet's engine weight comes from the run's records (``facet_engine_of``)."""
+    and engine weight · its own share to the power ``chunk_share`` · w(boost) · lp (w: (1 + 2p) /
+    (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0));
+    first-pass decisions come in non-increasing gain. A facet's engine weight comes from the run's
+    records (``facet_engine_of``)."""
     config = config.with_overrides(selection="coverage", relevance="bm25", facet_engine=by_facet_engine)
     bubble = _build(query, candidates, config)
     engine = facet_engine_of(bubble.trace, by_facet_engine)
@@ -218,6 +220,7 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         share = config.bubble.covered_weight
         matched = sum(w * engine[f] * share ** coverage.get(f, 0.0) for f, w in weights.items())
         matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
+        matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
         # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
         gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
         assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
@@ -251,6 +254,30 @@ def test_document_share_is_rederived_from_the_run_records(
         else:
             mine = sum(per_document[record["doc_id"]].values())
             assert share == pytest.approx(mine / sum(best.values()))
+
+
+@common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.sampled_from([0.0, 0.5, 1.0]))
+def test_chunk_share_is_rederived_from_the_run_records(
+    candidates: list[Candidate], config: BubbleConfig, query: str, power: float
+) -> None:
+    """A record's own share of the query is the best weight any record has for each facet it matches,
+    over the sum of every facet's best weight (1 for a chunk matching nothing, under score order or
+    with the power 0), read from the run's records alone."""
+    config = config.with_overrides(selection="coverage", relevance="bm25", chunk_share=power)
+    bubble = _build(query, candidates, config)
+    best: dict[str, float] = {}
+    for record in bubble.trace:
+        for facet, weight in facet_weights_of(record).items():
+            best[facet] = max(best.get(facet, 0.0), weight)
+    for record in bubble.trace:
+        share = record["chunk_share"]
+        assert share is not None and 0.0 < share <= 1.0
+        mine = facet_weights_of(record)
+        if power == 0 or not mine:
+            assert share == 1.0
+        else:
+            assert share == pytest.approx(sum(best[facet] for facet in mine) / sum(best.values()))
 
 
 @common

@@ -9,6 +9,7 @@ from factories import paper_config, text_candidate
 
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
+from esbubble.core.relevance import TermStats
 from esbubble.core.select import bucket_caps, resolve_shares
 from esbubble.core.trace import trace_id
 from esbubble.models import Bubble, Candidate
@@ -170,7 +171,8 @@ def test_a_document_matching_little_of_the_query_does_not_win_on_a_short_chunk()
     row = _in_document(_candidate("row", "Table", "Swindon high growth enterprises: 25", 80), "stats")
     caption = _in_document(_candidate("caption", "Figures", "Figure 2-4 context", 10), "manual")
     query = "Swindon enterprise figures"
-    config = BubbleConfig().with_overrides(token_budget=85)
+    # the chunk share off: it would also keep the caption out, and this is about the document's
+    config = BubbleConfig().with_overrides(token_budget=85, chunk_share=0.0)
     off = build_bubble(
         query, [row, caption], config.with_overrides(document_share=False), run_id="o", now=NOW
     )
@@ -218,7 +220,8 @@ def test_a_question_word_only_chunks_the_engine_ranks_far_down_match_weighs_less
     answer = _scored_by_engine(_candidate("answer", "Socket", text, 160), "d", 10.0)
     aside = _scored_by_engine(_candidate("aside", "Socket", "What will happen next", 8), "d", 1.0)
     query = "connect error happen"
-    config = BubbleConfig().with_overrides(token_budget=165)  # room for one of the two
+    # room for one of the two; the chunk share off (it would also keep the aside out)
+    config = BubbleConfig().with_overrides(token_budget=165, chunk_share=0.0)
     off = build_bubble(query, [answer, aside], config.with_overrides(facet_engine=False), run_id="o", now=NOW)
     on = build_bubble(query, [answer, aside], config, run_id="on", now=NOW)
     gain = {
@@ -228,3 +231,32 @@ def test_a_question_word_only_chunks_the_engine_ranks_far_down_match_weighs_less
     assert [s.chunk.chunk_id for s in on.selected] == ["answer"]
     assert gain["on"]["aside"] == pytest.approx(gain["off"]["aside"] / 10.0)
     assert gain["on"]["answer"] == pytest.approx(gain["off"]["answer"])
+
+
+def test_a_chunk_matching_one_word_of_the_question_weighs_its_share_of_the_question() -> None:
+    """Coverage order weighs a chunk's facets by its own share of the query, to the power
+    ``chunk_share``: the clause matching *lock* and *format* is no longer outbid by a short line
+    matching *format* alone on gain per token (one document, equal engine scores, the two words
+    equally rare in the index, so only the chunk share differs)."""
+    clause = _candidate("clause", "Lock", "Lock files must be in the HDB UUCP file format.", 100)
+    line = _candidate("line", "Mail", "Mailbox files use the standard mailbox format", 8)
+    query = "lock format"
+    stats = TermStats(doc_count=1000, df={"lock": 50, "format": 50})
+    config = BubbleConfig().with_overrides(token_budget=105)  # room for one of the two
+
+    def bubble(config: BubbleConfig) -> Bubble:
+        return build_bubble(query, [clause, line], config, run_id="r", now=NOW, stats=stats)
+
+    off, on = bubble(config.with_overrides(chunk_share=0.0)), bubble(config)
+    assert [s.chunk.chunk_id for s in off.selected] == ["line"]
+    assert [s.chunk.chunk_id for s in on.selected] == ["clause"]
+    records = {name: {r["chunk_id"]: r for r in b.trace} for name, b in (("on", on), ("off", off))}
+    # the two words weigh alike, so the line matches half the query and the clause all of it
+    share = records["on"]["line"]["chunk_share"]
+    assert share == pytest.approx(0.5) and records["on"]["clause"]["chunk_share"] == 1.0
+    assert {r["chunk_share"] for r in off.trace} == {1.0}
+    # off, the line was decided first; on, after the clause covered *format* once
+    power, covered = config.bubble.chunk_share, config.bubble.covered_weight
+    assert records["on"]["line"]["gain"] == pytest.approx(
+        records["off"]["line"]["gain"] * covered * share**power
+    )

@@ -220,6 +220,7 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         "score",
         "gain",
         "doc",
+        "share",
         "overlap/δ",
         "decision",
         "reason",
@@ -233,7 +234,7 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         table.add_row(
             str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
             f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
-            _number(r.get("gain")), _number(_document_weight(r)),
+            _number(r.get("gain")), _number(_document_weight(r)), _number(r.get("chunk_share")),
             f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], r["final_reason"],
         )  # fmt: skip
     console().print(table)

@@ -117,6 +117,20 @@ def document_shares(best: Sequence[float], per_document: Mapping[str, Sequence[f
     return {document: sum(weights) / total for document, weights in per_document.items()}
 
 
+def chunk_shares(hits: Mapping[int, Sequence[tuple[int, float]]], best: Sequence[float]) -> dict[int, float]:
+    """Per candidate that matches a facet (``hits``: its facets by index), its own share of the query:
+    the best weight any candidate has for each facet it matches, over the sum of those best weights.
+
+    A chunk matching most of what the query asks about at once is likelier to answer it than one
+    matching a single word the bubble has not covered yet: "What format must device lock files in
+    /var/lock use?" lost the clause "lock files must be the HDB UUCP lock file format" (every facet
+    already covered) to a line matching only *format* ("mailbox files … in the standard UNIX mailbox
+    format").
+    """
+    total = sum(best)
+    return {key: sum(best[index] for index, _ in matched) / total for key, matched in hits.items() if matched}
+
+
 def engine_ratios(best_scores: Sequence[float], top: float) -> list[float]:
     """Each engine score over the best candidate's of all (``top``); 1 each when no score is positive.
 
@@ -168,8 +182,9 @@ class _Coverage:
     shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
-    as its document weighs (``DocumentWeight``; neutral when both switches are off), and each facet
-    as much as the engine's best match for it (``engine_ratios``; 1 when off).
+    as its document weighs (``DocumentWeight``; neutral when both switches are off) and as its own
+    share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0), and each facet as
+    much as the engine's best match for it (``engine_ratios``; 1 when off).
     """
 
     def __init__(
@@ -182,6 +197,7 @@ class _Coverage:
         by_share: bool = False,
         by_engine: bool = False,
         by_facet_engine: bool = False,
+        chunk_power: float = 0.0,
     ) -> None:
         self.covered = [0.0] * facet_count
         best = [0.0] * facet_count
@@ -229,8 +245,15 @@ class _Coverage:
             document: DocumentWeight(shares.get(document, 1.0), engine.get(document, 1.0))
             for document in best_scores
         }
-        # Per candidate (by object): its document's weight.
+        # Per candidate (by object): its document's weight, its own share of the query, and what the
+        # gain multiplies its facet weights by (the product, with the share to ``chunk_power``).
         self._document = {key: documents[document] for key, document in owners}
+        self._chunk = chunk_shares(self._hits, best) if chunk_power else {}
+        self._factor: dict[int, float] = {}
+        if by_document or chunk_power:
+            for key, share in (self._chunk or dict.fromkeys(self._hits, 1.0)).items():
+                factor = self._document[key].factor if by_document else 1.0
+                self._factor[key] = factor * share**chunk_power if chunk_power else factor
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
@@ -247,6 +270,7 @@ class _Coverage:
             by_share=by_gain and params.document_share,
             by_engine=by_gain and params.document_engine,
             by_facet_engine=by_gain and params.facet_engine,
+            chunk_power=params.chunk_share if by_gain else 0.0,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
@@ -258,8 +282,8 @@ class _Coverage:
             factors = self.factors
             for index, weight in hits:
                 total += weight * factors[index]
-            if self._document:
-                total *= self._document[id(scored)].factor
+            if self._factor:
+                total *= self._factor[id(scored)]
             if not total and self.multiplicative:
                 # Every facet it matches is used up (covered_weight = 0), or its document or its facets
                 # weigh nothing (the engine scored them 0): its prior does not stand in for them as it
@@ -272,6 +296,10 @@ class _Coverage:
         if not self._document or self.fixed(scored):
             return NEUTRAL
         return self._document[id(scored)]
+
+    def chunk_share(self, scored: ScoredCandidate) -> float:
+        """The candidate's own share of the query (1 when off or it matches no facet)."""
+        return self._chunk.get(id(scored), 1.0)
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
@@ -397,6 +425,7 @@ class Bubbling:
         covered: tuple[float, ...] = (),
         document: DocumentWeight = NEUTRAL,
         *,
+        chunk_share: float = 1.0,
         pool: float | None = None,
         first_pass: GateResults | None = None,
     ) -> Decision:
@@ -429,7 +458,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, document.share, document.engine,
+            covered, document.share, document.engine, chunk_share,
         )  # fmt: skip
 
 
@@ -470,9 +499,12 @@ def _decide(
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
-    decide, snapshot, admit, document = bubble.decide, coverage.snapshot, coverage.admit, coverage.document
+    decide, snapshot, admit = bubble.decide, coverage.snapshot, coverage.admit
+    document, share = coverage.document, coverage.chunk_share
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(candidate, rank, gain, snapshot(), document(candidate))
+        decision = decide(
+            candidate, rank, gain, snapshot(), document(candidate), chunk_share=share(candidate)
+        )
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -500,6 +532,7 @@ def _second_pass(
             gain,
             coverage.snapshot(),
             coverage.document(candidate),
+            chunk_share=coverage.chunk_share(candidate),
             pool=pool_left,
             first_pass=first.gates,
         )

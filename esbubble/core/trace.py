@@ -50,6 +50,7 @@ class Decision(NamedTuple):
     covered: tuple[float, ...] = ()  # per facet, how much of it the bubble covered (coverage order)
     document_share: float = 1.0  # the share of the query its document matches (coverage order)
     document_engine: float = 1.0  # its document's best engine score over the best of all (coverage order)
+    chunk_share: float = 1.0  # the share of the query the chunk itself matches (coverage order)
 
     @property
     def selected(self) -> bool:
@@ -140,7 +141,7 @@ def _record(
     gets its own copy)."""
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
-        second, pool_remaining, gain, _, document_share, document_engine,
+        second, pool_remaining, gain, _, document_share, document_engine, chunk_share,
     ) = decision  # fmt: skip
     candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
@@ -179,6 +180,7 @@ def _record(
         "gain": gain,
         "document_share": document_share,
         "document_engine": document_engine,
+        "chunk_share": chunk_share,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,
