@@ -251,9 +251,10 @@ class _Coverage:
         self._chunk = chunk_shares(self._hits, best) if chunk_power else {}
         self._factor: dict[int, float] = {}
         if by_document or chunk_power:
-            for key, share in (self._chunk or dict.fromkeys(self._hits, 1.0)).items():
-                factor = self._document[key].factor if by_document else 1.0
-                self._factor[key] = factor * share**chunk_power if chunk_power else factor
+            for key, matched in self._hits.items():
+                if matched:
+                    factor = self._document[key].factor if by_document else 1.0
+                    self._factor[key] = factor * self._chunk[key] ** chunk_power if chunk_power else factor
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 

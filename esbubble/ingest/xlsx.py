@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,14 +61,14 @@ class _Grid:
     def text_only(self, row: int) -> bool:
         return len(self.texts.get(row, ())) == len(self.rows.get(row, ()))
 
-    def columns(self, lo: int, hi: int) -> _Grid:
-        """The part of the grid in columns ``lo`` to ``hi`` (rows without a cell there left out)."""
-        rows = {r: {c: v for c, v in cells.items() if lo <= c <= hi} for r, cells in self.rows.items()}
+    def restricted(self, keep: Callable[[int], bool]) -> _Grid:
+        """The part of the grid in the columns ``keep`` accepts (rows without a cell there left out)."""
+        rows = {r: {c: v for c, v in cells.items() if keep(c)} for r, cells in self.rows.items()}
         return _Grid(
             rows={r: cells for r, cells in rows.items() if cells},
-            texts={r: {c for c in cols if lo <= c <= hi} for r, cols in self.texts.items()},
+            texts={r: {c for c in cols if keep(c)} for r, cols in self.texts.items()},
             horizontal_merges={
-                r: [(a, b) for a, b in spans if lo <= a and b <= hi]
+                r: [(a, b) for a, b in spans if keep(a) and keep(b)]
                 for r, spans in self.horizontal_merges.items()
             },
         )
@@ -233,20 +234,11 @@ def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) ->
     if not sides:
         return _table_drafts(title, name, grid, options, scope=f"sheet={name}")
     side_columns = {col for lo, hi in sides for col in range(lo, hi + 1)}
-    main = _Grid(
-        rows={
-            r: m
-            for r, cells in grid.rows.items()
-            if (m := {c: v for c, v in cells.items() if c not in side_columns})
-        },
-        texts={r: cols - side_columns for r, cols in grid.texts.items()},
-        horizontal_merges=grid.horizontal_merges,
-    )
+    main = grid.restricted(lambda col: col not in side_columns)
     drafts = _table_drafts(title, name, main, options, scope=f"sheet={name}")
     for lo, hi in sides:
-        drafts.extend(
-            _table_drafts(title, name, grid.columns(lo, hi), options, scope=f"sheet={name}/cols={lo}-{hi}")
-        )
+        side = grid.restricted(range(lo, hi + 1).__contains__)
+        drafts.extend(_table_drafts(title, name, side, options, scope=f"sheet={name}/cols={lo}-{hi}"))
     return drafts
 
 
