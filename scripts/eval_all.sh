@@ -11,6 +11,8 @@
 #     index esbubble-realdocs2;
 #   - the third real-document set (data/realdocs3, questions written blind; a Word document and a
 #     10-sheet workbook of 8,920 rows), default profile, index esbubble-realdocs3;
+#   - the fourth real-document set (data/realdocs4, questions written blind), default profile,
+#     index esbubble-realdocs4;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -34,6 +36,7 @@ trap cleanup EXIT
 "$ESBUBBLE" ingest data/realdocs/docs --index esbubble-realdocs
 "$ESBUBBLE" ingest data/realdocs2/docs --index esbubble-realdocs2
 "$ESBUBBLE" ingest data/realdocs3/docs --index esbubble-realdocs3
+"$ESBUBBLE" ingest data/realdocs4/docs --index esbubble-realdocs4
 
 for budget in 400 800; do
     "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" --json \
@@ -44,7 +47,9 @@ for budget in 400 800; do
         >"$OUT/realdocs2-$budget.json"
     "$ESBUBBLE" eval data/realdocs3/queries.jsonl --index esbubble-realdocs3 --budget "$budget" --json \
         >"$OUT/realdocs3-$budget.json"
-    for set in sample realdocs realdocs2 realdocs3; do
+    "$ESBUBBLE" eval data/realdocs4/queries.jsonl --index esbubble-realdocs4 --budget "$budget" --json \
+        >"$OUT/realdocs4-$budget.json"
+    for set in sample realdocs realdocs2 realdocs3 realdocs4; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done
 done

@@ -80,12 +80,13 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
     assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
 
 
-# The sets whose questions were written blind (data/realdocs2/SOURCES.md, data/realdocs3/SOURCES.md),
-# each with the formats of its documents: realdocs3 has the Word document and the several-sheet
-# workbook that realdocs2 lacks.
+# The sets whose questions were written blind (data/realdocs{2,3,4}/SOURCES.md), each with the
+# formats of its documents: realdocs3 has the Word document and the several-sheet workbook that
+# realdocs2 lacks.
 BLIND_SETS = {
     "realdocs2": {".pdf", ".txt", ".md", ".xlsx"},
     "realdocs3": {".pdf", ".md", ".xlsx", ".docx"},
+    "realdocs4": {".pdf", ".txt", ".md", ".xlsx"},
 }
 
 
