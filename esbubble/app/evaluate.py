@@ -133,6 +133,11 @@ def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
+def _category(case: EvalCase) -> str:
+    """The category a query's recall is grouped under in the per-category tables."""
+    return case.category or "uncategorised"
+
+
 def _row(variant: Variant, budgets: Sequence[int], metrics: Sequence[BubbleMetrics]) -> VariantRow:
     agg = aggregate(metrics)
     return VariantRow(
@@ -216,7 +221,7 @@ def evaluate_cases(
         by_category: dict[str, list[float]] = {}
         for case, m in zip(cases, fixed[variant], strict=True):
             if m.gold_recall is not None:
-                by_category.setdefault(case.category or "uncategorised", []).append(m.gold_recall)
+                by_category.setdefault(_category(case), []).append(m.gold_recall)
         recall[variant] = {c: _mean(v) for c, v in sorted(by_category.items())}
 
     sweep = []
@@ -238,7 +243,7 @@ def evaluate_cases(
     for case in cases:
         found = gold_recall([c.chunk for c in case.candidates], case.gold, case.evidence)
         if found is not None:
-            reach.setdefault(case.category or "uncategorised", []).append(found)
+            reach.setdefault(_category(case), []).append(found)
     budget = config.bubble.token_budget
     return Evaluation(
         queries=len(cases),

@@ -276,7 +276,8 @@ class _Coverage:
 
     def gain(self, scored: ScoredCandidate) -> float:
         """(the facet weights, each times its engine weight, a facet covered n at
-        ``covered_weight ** n``, times the document's weight, with the prior) · lp."""
+        ``covered_weight ** n``, times the document's weight and the chunk's own share to the power
+        ``chunk_power``, with the prior) · lp."""
         hits = self._hits[id(scored)]
         total = 0.0
         if hits:
