@@ -3,7 +3,8 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The three query sets at budgets 400 and 800, each with the engine_topk baseline row:
+# The five query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
+# budget sweep from 200 to 3000 tokens (every variant on the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
 #     ingested into its own index esbubble-realdocs;
@@ -21,6 +22,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
+SWEEP=200,300,400,600,800,1000,1500,2000,3000
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
@@ -39,16 +41,19 @@ trap cleanup EXIT
 "$ESBUBBLE" ingest data/realdocs4/docs --index esbubble-realdocs4
 
 for budget in 400 800; do
-    "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" --json \
-        >"$OUT/sample-$budget.json"
-    "$ESBUBBLE" eval data/realdocs/queries.jsonl --index esbubble-realdocs --budget "$budget" --json \
-        >"$OUT/realdocs-$budget.json"
-    "$ESBUBBLE" eval data/realdocs2/queries.jsonl --index esbubble-realdocs2 --budget "$budget" --json \
-        >"$OUT/realdocs2-$budget.json"
-    "$ESBUBBLE" eval data/realdocs3/queries.jsonl --index esbubble-realdocs3 --budget "$budget" --json \
-        >"$OUT/realdocs3-$budget.json"
-    "$ESBUBBLE" eval data/realdocs4/queries.jsonl --index esbubble-realdocs4 --budget "$budget" --json \
-        >"$OUT/realdocs4-$budget.json"
+    # The 400 run also sweeps the budget from tight to loose (the same candidates, every variant).
+    sweep=()
+    [ "$budget" = 400 ] && sweep=(--sweep "$SWEEP")
+    "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/sample-$budget.json"
+    "$ESBUBBLE" eval data/realdocs/queries.jsonl --index esbubble-realdocs --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/realdocs-$budget.json"
+    "$ESBUBBLE" eval data/realdocs2/queries.jsonl --index esbubble-realdocs2 --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/realdocs2-$budget.json"
+    "$ESBUBBLE" eval data/realdocs3/queries.jsonl --index esbubble-realdocs3 --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/realdocs3-$budget.json"
+    "$ESBUBBLE" eval data/realdocs4/queries.jsonl --index esbubble-realdocs4 --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/realdocs4-$budget.json"
     for set in sample realdocs realdocs2 realdocs3 realdocs4; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done

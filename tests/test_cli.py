@@ -281,6 +281,32 @@ def test_eval_json_has_every_table_for_every_variant(with_sample: list[str], tmp
 
 
 @pytest.mark.integration
+def test_eval_sweep_runs_every_variant_at_each_budget_on_one_retrieval(
+    with_sample: list[str], tmp_path: Path
+) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join((SAMPLE / "queries.jsonl").read_text().splitlines()[:2]) + "\n")
+    args = ("eval", str(queries), "--profile", PROFILE, "--budget", "400")
+    result = run(*with_sample, *args, "--sweep", "800,200,400", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    rows = payload["budget_sweep"]
+    assert [(row["budget"], row["variant"]) for row in rows][:2] == [(200, "engine_topk"), (200, "flat_topk")]
+    assert sorted({row["budget"] for row in rows}) == [200, 400, 800] and len(rows) == 15
+    assert all(row["tokens_used"] <= row["budget"] for row in rows)
+    at_400 = {row["variant"]: row["gold_recall"] for row in rows if row["budget"] == 400}
+    assert at_400 == {row["variant"]: row["gold_recall"] for row in payload["table1"]}
+    human = run(*with_sample, *args, "--sweep", "200,800")
+    assert "Budget sweep" in human.output
+    not_numbers = run(*with_sample, *args, "--sweep", "200,lots")
+    assert not_numbers.exit_code == 2
+    assert "'200,lots': give token budgets separated by commas" in not_numbers.stderr
+    refused = run(*with_sample, *args, "--sweep", "200,0")
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "invalid value for 'bubble.token_budget': 0" in refused.stderr
+
+
+@pytest.mark.integration
 def test_eval_delivery_options_compare_bubble_and_delivery(with_sample: list[str], tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     lines = (SAMPLE / "queries.jsonl").read_text().splitlines()[:2]

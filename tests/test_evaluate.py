@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from esbubble.app.evaluate import DELTA_SWEEP, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.config import BubbleConfig, parse_config
-from esbubble.errors import InputError
+from esbubble.errors import ConfigError, InputError
 from esbubble.models import Candidate, Chunk
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
@@ -166,3 +166,30 @@ def test_the_candidates_recall_is_every_variants_ceiling_and_counts_only_queries
     table = next(t for t in evaluation_tables(evaluation) if t.title.startswith("Retrieval"))
     assert table.columns == ["candidates per query", "gold recall", "materials", "scope"]
     assert table.rows == [["5.5", "0.67", "1.00", "0.50"]]
+
+
+def test_a_budget_sweep_gives_each_variant_what_an_evaluation_at_that_budget_gives() -> None:
+    swept = evaluate_cases(CASES, CONFIG, now=NOW, sweep=(100, 20, 60, 20))
+    assert [(row.budget, row.variant) for row in swept.budget_sweep] == [
+        (b, v) for b in (20, 60, 100) for v in ("engine_topk", "flat_topk", "structure", "diversity", "full")
+    ]
+    for budget in (20, 60, 100):
+        alone = evaluate_cases(CASES, CONFIG.with_overrides(token_budget=budget), now=NOW)
+        rows = [row for row in swept.budget_sweep if row.budget == budget]
+        assert [(r.variant, r.tokens_used, r.gold_recall) for r in rows] == [
+            (r.variant, r.tokens_used, r.gold_recall) for r in alone.table1
+        ]
+        assert all(r.tokens_used <= budget for r in rows)
+    # The sweep adds a table and changes no other: the same evaluation without it, and an empty sweep.
+    plain = evaluate_cases(CASES, CONFIG, now=NOW)
+    assert plain.budget_sweep == [] and swept.model_copy(update={"budget_sweep": []}) == plain
+    table = next(t for t in evaluation_tables(swept) if t.title.startswith("Budget sweep"))
+    assert table.columns == ["variant", "20", "60", "100"]
+    full = next(r for r in swept.budget_sweep if r.budget == 60 and r.variant == "full")
+    assert table.rows[-1][2] == f"{full.gold_recall:.2f} ({full.tokens_used:.0f})"
+    assert not any(t.title.startswith("Budget sweep") for t in evaluation_tables(plain))
+
+
+def test_a_budget_the_profile_refuses_fails_the_sweep_with_the_profiles_message() -> None:
+    with pytest.raises(ConfigError, match=r"'bubble\.token_budget': 0"):
+        evaluate_cases(CASES, CONFIG, now=NOW, sweep=(60, 0))

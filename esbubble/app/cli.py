@@ -182,6 +182,19 @@ def redact_text(text: str, hidden: Sequence[str]) -> str:
     return text
 
 
+def parse_budgets(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    """``--sweep 200,400,800``: the budgets, in the order given, each once."""
+    if value is None:
+        return ()
+    try:
+        budgets = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        budgets = []
+    if not budgets:
+        raise click.BadParameter(f"{value!r}: give token budgets separated by commas, e.g. 200,400,800")
+    return tuple(dict.fromkeys(budgets))
+
+
 def resolve_config(
     profile: str | None,
     *,
@@ -588,6 +601,12 @@ def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> Non
 @click.option("--parent", is_flag=True, help="Also measure parent-section expansion.")
 @click.option("--repair", is_flag=True, help="Also measure fixed-budget gap repair.")
 @click.option("--assemble", "assemble_prompt", is_flag=True, help="Also measure the assembled prompt.")
+@click.option(
+    "--sweep",
+    metavar="BUDGETS",
+    callback=parse_budgets,
+    help="Also run every variant at these budgets, e.g. 200,400,800,1600 (a gold-recall-by-budget table).",
+)
 @index_option
 @json_option
 @click.pass_context
@@ -601,6 +620,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     parent: bool,
     repair: bool,
     assemble_prompt: bool,
+    sweep: tuple[int, ...],
     index: str | None,
     as_json: bool,
 ) -> None:
@@ -608,8 +628,11 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 
     A retrieval table gives the gold recall of all the candidates: the
     ceiling no variant can pass, so a miss reads as retrieval's or
-    selection's. With --window/--parent/--repair/--assemble, a delivery table compares each
-    query's bubble with what those stages deliver (tokens and gold recall).
+    selection's. --sweep adds each variant's gold recall and tokens at other
+    budgets, on the same candidates: whether the bubble beats the engine's
+    own order at the budgets you use. With --window/--parent/--repair/--assemble,
+    a delivery table compares each query's bubble with what those stages
+    deliver (tokens and gold recall).
     Malformed query-set lines are reported with their line number and the
     other queries still run (exit 1).
     """
@@ -619,6 +642,8 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.app.progress import ProgressBar, wanted
 
     config = resolve_config(profile, budget=budget, max_chunks=max_chunks)
+    for swept in sweep:  # a budget the profile would refuse fails here, before any search
+        config.with_overrides(token_budget=swept)
     with_delivery = window or parent or repair or assemble_prompt
     delivery_config = (
         evaluate_options(config, window=window, parent=parent, repair=repair, assemble=assemble_prompt)
@@ -633,7 +658,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
         store_of(ctx, index=index, initialise=True) as store,
         ProgressBar("evaluating", steps, enabled=wanted(as_json=as_json)) as bar,
     ):
-        evaluation = evaluate(store, cases, config, now=now, on_done=bar.advance)
+        evaluation = evaluate(store, cases, config, now=now, sweep=sweep, on_done=bar.advance)
         delivery = (
             evaluate_delivery(store, cases, delivery_config, now=now, on_done=bar.advance)
             if delivery_config

@@ -1,9 +1,10 @@
-"""The paper's tables over a query set: every variant, token-matched, and a δ sweep.
+"""The paper's tables over a query set: every variant, token-matched, a δ sweep and a budget sweep.
 
 Retrieval happens once per query (``retrieve_many``); every variant, the
-token-matched re-runs and each δ of the sweep reuse those candidates, so the
-comparison isolates selection from retrieval. ``evaluate_cases`` is the pure
-part (candidates in, tables out); ``evaluate`` adds the retrieval.
+token-matched re-runs, each δ of the sweep and each budget of the budget sweep
+reuse those candidates, so the comparison isolates selection from retrieval.
+``evaluate_cases`` is the pure part (candidates in, tables out); ``evaluate``
+adds the retrieval.
 """
 
 from __future__ import annotations
@@ -99,6 +100,15 @@ class QueryRow(_Model):
     gold_recall: float | None
 
 
+class SweepRow(_Model):
+    """One variant at one budget of a budget sweep (means over the queries)."""
+
+    budget: int
+    variant: Variant
+    tokens_used: float
+    gold_recall: float | None = Field(description="queries with gold only; None when no query has gold")
+
+
 class Evaluation(_Model):
     """The paper's tables over one query set."""
 
@@ -127,6 +137,13 @@ class Evaluation(_Model):
     )
     delta_sweep: list[DeltaRow]
     per_query: list[QueryRow]
+    budget_sweep: list[SweepRow] = Field(
+        default_factory=list,
+        description=(
+            "every variant at each budget asked for (``esbubble eval --sweep``), on the same candidates:"
+            " where, between a tight and a loose budget, a variant gains or loses against the baseline"
+        ),
+    )
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -151,6 +168,11 @@ def _row(variant: Variant, budgets: Sequence[int], metrics: Sequence[BubbleMetri
     )
 
 
+def _sweep_row(budget: int, variant: Variant, metrics: Sequence[BubbleMetrics]) -> SweepRow:
+    agg = aggregate(metrics)
+    return SweepRow(budget=budget, variant=variant, tokens_used=agg.tokens_used, gold_recall=agg.gold_recall)
+
+
 def _passed_redundancy(bubble: Bubble) -> int:
     """Candidates whose first-pass redundancy gate held (the quantity Figure 3 plots)."""
     return sum(
@@ -165,14 +187,19 @@ def evaluate_cases(
     config: BubbleConfig,
     *,
     now: datetime,
+    sweep: Sequence[int] = (),
     on_done: Callable[[int], None] | None = None,
 ) -> Evaluation:
     """All tables from already-retrieved candidates; pure and deterministic.
 
-    ``on_done(1)`` is called after each query's variants (for a progress bar).
+    ``sweep``: budgets at which every variant also runs (``budget_sweep``; the configured budget's
+    bubbles are Table 1's). ``on_done(1)`` is called after each query's variants (for a progress bar).
     """
     if not cases:
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
+    budget = config.bubble.token_budget
+    # Each swept budget's config, validated like a profile before any bubble is built.
+    swept = {b: config.with_overrides(token_budget=b) for b in sorted(set(sweep)) if b != budget}
 
     def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
         run_id = f"eval-{tag}-{variant}-{case.id}"
@@ -185,6 +212,9 @@ def evaluate_cases(
     matched: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
     matched_budgets: list[int] = []
     per_query: list[QueryRow] = []
+    at_budget: dict[tuple[int, Variant], list[BubbleMetrics]] = {
+        (b, v): [] for b in swept for v in VARIANT_ORDER
+    }
     for case in cases:
         for variant in VARIANT_ORDER:
             m = bubble_metrics(bubble(case, config, variant, "fixed"), case.gold, case.evidence)
@@ -204,6 +234,12 @@ def evaluate_cases(
         for variant in VARIANT_ORDER:
             matched_bubble = bubble(case, matched_cfg, variant, "matched")
             matched[variant].append(bubble_metrics(matched_bubble, case.gold, case.evidence))
+        for swept_budget, swept_cfg in swept.items():
+            for variant in VARIANT_ORDER:
+                swept_bubble = bubble(case, swept_cfg, variant, f"budget{swept_budget}")
+                at_budget[swept_budget, variant].append(
+                    bubble_metrics(swept_bubble, case.gold, case.evidence)
+                )
         if on_done is not None:
             on_done(1)
 
@@ -224,12 +260,12 @@ def evaluate_cases(
                 by_category.setdefault(_category(case), []).append(m.gold_recall)
         recall[variant] = {c: _mean(v) for c, v in sorted(by_category.items())}
 
-    sweep = []
+    delta_rows = []
     for delta in DELTA_SWEEP:
         cfg = config.with_overrides(overlap_threshold=delta)
         bubbles = [bubble(case, cfg, "full", f"delta{delta:g}") for case in cases]
         metrics = [bubble_metrics(b) for b in bubbles]
-        sweep.append(
+        delta_rows.append(
             DeltaRow(
                 delta=delta,
                 passed_redundancy=_mean([float(_passed_redundancy(b)) for b in bubbles]),
@@ -244,7 +280,11 @@ def evaluate_cases(
         found = gold_recall([c.chunk for c in case.candidates], case.gold, case.evidence)
         if found is not None:
             reach.setdefault(_category(case), []).append(found)
-    budget = config.bubble.token_budget
+    budget_sweep = [
+        _sweep_row(b, v, fixed[v] if b == budget else at_budget[b, v])
+        for b in sorted(set(sweep))
+        for v in VARIANT_ORDER
+    ]
     return Evaluation(
         queries=len(cases),
         budget=budget,
@@ -257,8 +297,9 @@ def evaluate_cases(
         candidates=_mean([float(len(case.candidates)) for case in cases]),
         candidate_recall=_mean([r for per in reach.values() for r in per]) if reach else None,
         candidate_recall_by_category={c: _mean(v) for c, v in sorted(reach.items())},
-        delta_sweep=sweep,
+        delta_sweep=delta_rows,
         per_query=per_query,
+        budget_sweep=budget_sweep,
     )
 
 
@@ -269,9 +310,11 @@ def evaluate(
     *,
     now: datetime,
     filters: RetrievalFilters | None = None,
+    sweep: Sequence[int] = (),
     on_done: Callable[[int], None] | None = None,
 ) -> Evaluation:
-    """Retrieve once per query (one msearch), then compute every table from those candidates.
+    """Retrieve once per query (one msearch), then compute every table from those candidates (the
+    budget sweep's too: retrieval does not depend on the budget).
 
     ``on_done(1)`` is called after each query is evaluated (for a progress bar).
     """
@@ -293,6 +336,7 @@ def evaluate(
         ],
         config,
         now=now,
+        sweep=sweep,
         on_done=on_done,
     )
 
@@ -321,6 +365,8 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
         ]
 
     sections = sorted({s for per in evaluation.table2.values() for s in per})
+    swept = sorted({row.budget for row in evaluation.budget_sweep})
+    at = {(row.variant, row.budget): row for row in evaluation.budget_sweep}
     categories = sorted({c for per in evaluation.recall_by_category.values() for c in per})
     n = evaluation.queries
     recall = evaluation.recall_by_category
@@ -354,6 +400,15 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
                  *(_num(evaluation.candidate_recall_by_category.get(c), 2) for c in categories)]
             ],
         ),
+        *([Table(
+            # Whether the bubble beats the engine's own order between a tight and a loose budget.
+            title="Budget sweep — gold recall (tokens used) per budget, same candidates",
+            columns=["variant", *(str(b) for b in swept)],
+            rows=[
+                [v, *(f"{_num(at[v, b].gold_recall, 2)} ({_num(at[v, b].tokens_used, 0)})" for b in swept)]
+                for v in variants
+            ],
+        )] if swept else []),
         Table(
             title="Figure 3 — δ sweep (full variant, means per query)",
             columns=["δ", "passing redundancy gate", "tokens used", "unique sections", "avg overlap"],
