@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The five query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
+# The six query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
 # budget sweep from 200 to 3000 tokens (every variant on the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
@@ -14,6 +14,9 @@
 #     10-sheet workbook of 8,920 rows), default profile, index esbubble-realdocs3;
 #   - the fourth real-document set (data/realdocs4, questions written blind), default profile,
 #     index esbubble-realdocs4;
+#   - the fifth real-document set (data/realdocs5, questions written blind; legal Markdown, a
+#     23-sheet code-list workbook, a Word specification, a PDF specification), default profile,
+#     index esbubble-realdocs5;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -39,6 +42,7 @@ trap cleanup EXIT
 "$ESBUBBLE" ingest data/realdocs2/docs --index esbubble-realdocs2
 "$ESBUBBLE" ingest data/realdocs3/docs --index esbubble-realdocs3
 "$ESBUBBLE" ingest data/realdocs4/docs --index esbubble-realdocs4
+"$ESBUBBLE" ingest data/realdocs5/docs --index esbubble-realdocs5
 
 for budget in 400 800; do
     # The 400 run also sweeps the budget from tight to loose (the same candidates, every variant).
@@ -54,7 +58,9 @@ for budget in 400 800; do
         "${sweep[@]}" --json >"$OUT/realdocs3-$budget.json"
     "$ESBUBBLE" eval data/realdocs4/queries.jsonl --index esbubble-realdocs4 --budget "$budget" \
         "${sweep[@]}" --json >"$OUT/realdocs4-$budget.json"
-    for set in sample realdocs realdocs2 realdocs3 realdocs4; do
+    "$ESBUBBLE" eval data/realdocs5/queries.jsonl --index esbubble-realdocs5 --budget "$budget" \
+        "${sweep[@]}" --json >"$OUT/realdocs5-$budget.json"
+    for set in sample realdocs realdocs2 realdocs3 realdocs4 realdocs5; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done
 done
