@@ -246,6 +246,12 @@ class TraceRecord(_Record):
     es_score: float
     es_rank: int
     overlap: float
+    overlap_with: str | None = Field(
+        default=None,
+        description='overlap = "chunk": the chunk_id of the admitted chunk the overlap was measured against'
+        " (the first admitted of those sharing the most words with this one); None when it shares no"
+        ' word with the bubble, under overlap = "bubble" (measured against the union) and in older records',
+    )
     threshold: float = Field(description="δ, the redundancy threshold in force")
     budget_remaining: float = Field(description="global tokens left when this candidate was decided")
     bucket_remaining: float = Field(description="bucket tokens left when this candidate was decided")
@@ -333,6 +339,7 @@ TraceDict = TypedDict(
         "es_score": float,
         "es_rank": int,
         "overlap": float,
+        "overlap_with": str | None,
         "threshold": float,
         "budget_remaining": float,
         "bucket_remaining": float,

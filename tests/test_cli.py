@@ -210,10 +210,17 @@ def test_bubble_json_keeps_the_contract_keys_and_trace_explains_every_candidate(
     chosen = {c["chunk_id"] for c in trace["candidates"] if c["final_decision"] == "selected"}
     assert chosen == {s["chunk_id"] for s in payload["selected"]}
     assert trace["manifest"]["totals"]["tokens_used"] == payload["tokens_used"]
+    # A redundant chunk names the chunk of the bubble it repeats (read back from the audit index).
+    redundant = [c for c in trace["candidates"] if c["final_reason"] == "too_redundant"]
+    assert redundant and all(c["overlap_with"] in chosen for c in redundant)
+    rank_of = {c["chunk_id"]: c["rank"] for c in trace["candidates"]}
 
-    human = run(*with_sample, "trace", payload["run_id"])
+    human = run(*with_sample, "trace", payload["run_id"], "--all")
     assert f"run {payload['run_id']}" in human.output
-    assert "more candidates (use --all)" in human.output or payload["candidates"] <= 25
+    first = redundant[0]
+    assert f"too_redundant vs #{rank_of[first['overlap_with']]}" in human.output
+    shown = run(*with_sample, "trace", payload["run_id"])
+    assert "more candidates (use --all)" in shown.output or payload["candidates"] <= 25
 
 
 @pytest.mark.integration

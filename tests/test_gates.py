@@ -9,6 +9,7 @@ import pytest
 from esbubble.config import parse_config
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import (
+    Redundancy,
     first_failure,
     global_budget_gate,
     max_chunks_gate,
@@ -26,6 +27,21 @@ def test_overlap_is_the_share_of_the_chunks_words_already_in_the_bubble() -> Non
     assert overlap(frozenset({"a", "b", "c", "d"}), {"a", "b", "x"}) == 0.5
     assert overlap(frozenset({"a"}), set()) == 0.0
     assert overlap(frozenset(), {"a"}) == 0.0
+
+
+def test_the_chunk_overlap_names_the_first_admitted_chunk_sharing_the_most_words() -> None:
+    rule = Redundancy("chunk", ["membrane"])
+    words = frozenset({"membrane", "sheet", "torch", "lap", "primer"})
+    assert rule.measure(words) == (0.0, None)
+    rule.admit(frozenset({"sheet", "lap", "membrane"}), "a")  # "membrane" is asked: not redundancy
+    rule.admit(frozenset({"torch", "primer"}), "b")
+    assert rule.measure(words) == (0.4, "a")  # 2 of 5 with each: the first admitted
+    rule.admit(frozenset({"sheet", "torch", "lap"}), "c")  # only the newcomer is compared again
+    assert rule.measure(words) == (0.6, "c")
+    assert rule.measure(frozenset({"paint"})) == (0.0, None)
+    union = Redundancy("bubble")
+    union.admit(frozenset({"sheet", "lap"}), "a")
+    assert union.measure(words) == (0.4, None)  # eq. 12 measures against the union, not one chunk
 
 
 def test_relevance_needs_a_score_strictly_above_min_score() -> None:

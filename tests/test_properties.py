@@ -407,6 +407,36 @@ def test_each_selected_chunk_overlaps_every_chunk_before_it_less_than_delta(
 
 
 @common
+@given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.sampled_from(["chunk", "bubble"]))
+def test_the_chunk_an_overlap_was_measured_against_is_in_the_bubble_and_gives_that_overlap(
+    candidates: list[Candidate], config: BubbleConfig, query: str, mode: str
+) -> None:
+    """``overlap_with`` names a chunk of the bubble (for a selected chunk, one admitted before it)
+    whose words, less those the query asks about, give the recorded overlap; none under
+    ``overlap = "bubble"``, and none when the overlap is 0."""
+    config = config.with_overrides(variant="full", overlap=mode)
+    bubble = _build(query, candidates, config)
+    texts = {c.chunk.chunk_id: c.chunk.compare_text for c in candidates}
+    chosen = {s.chunk.chunk_id: s.selection_order for s in bubble.selected}
+    asked = set(word_set(query, config.bubble.stop_words))
+
+    def shared(words: set[str], other: str) -> float:
+        own = {w for w in words if w in asked or set(analyze(w)) & set(analyze(query))}
+        return len((words & set(gate_words(texts[other], config))) - own) / len(words)
+
+    for record in bubble.trace:
+        nearest = record["overlap_with"]
+        if mode == "bubble" or record["overlap"] == 0:
+            assert nearest is None
+            continue
+        assert nearest in chosen and nearest != record["chunk_id"]
+        order = record["selection_order"]
+        assert order is None or chosen[nearest] < order
+        words = set(gate_words(texts[record["chunk_id"]], config))
+        assert shared(words, nearest) == pytest.approx(record["overlap"])
+
+
+@common
 @given(candidate_sets(), configs(), st.sampled_from(QUERIES))
 def test_every_candidate_has_exactly_one_final_decision(
     candidates: list[Candidate], config: BubbleConfig, query: str

@@ -11,7 +11,7 @@ import json
 import shutil
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -30,9 +30,18 @@ if TYPE_CHECKING:
     from esbubble.store.audit import WriteResult
 
 
+# Columns a table may use when output goes to a file or a pipe (no terminal to fit).
+NON_TTY_WIDTH = 200
+
+
 def console() -> Console:
-    """A console on the current stdout (tests swap it), wide enough for tables when not a TTY."""
-    width = None if sys.stdout.isatty() else max(shutil.get_terminal_size((140, 40)).columns, 140)
+    """A console on the current stdout (tests swap it); when not a TTY (a file, a CI log) wide enough
+    that no table cuts a value: the trace's 14 columns need about 170."""
+    width = (
+        None
+        if sys.stdout.isatty()
+        else max(shutil.get_terminal_size((NON_TTY_WIDTH, 40)).columns, NON_TTY_WIDTH)
+    )
     return Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False)
 
 
@@ -230,17 +239,27 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
             column, justify="left" if column in ("chunk", "section", "decision", "reason") else "right"
         )
     shown = records if limit is None else records[:limit]
+    ranks = {r["chunk_id"]: r["rank"] for r in records}
     for r in shown:
         table.add_row(
             str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
             f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
             _number(r.get("gain")), _number(_document_weight(r)), _number(r.get("chunk_share")),
-            f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], r["final_reason"],
+            f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], _reason(r, ranks),
         )  # fmt: skip
     console().print(table)
     if len(shown) < len(records):
         click.echo(f"… {len(records) - len(shown)} more candidates (use --all)")
     print_trace_summary(records)
+
+
+def _reason(record: TraceDict, ranks: Mapping[str, int]) -> str:
+    """The final reason; ``too_redundant`` with the rank of the chunk it overlapped (``overlap_with``)."""
+    reason: str = record["final_reason"]
+    nearest = record.get("overlap_with")
+    if reason == "too_redundant" and nearest is not None and nearest in ranks:
+        return f"{reason} vs #{ranks[nearest]}"
+    return reason
 
 
 def _document_weight(record: TraceDict) -> float | None:

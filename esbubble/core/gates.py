@@ -216,29 +216,41 @@ class Redundancy:
         self._asked = query_word_test(query_terms) if mode == "chunk" else None
         self._union: set[str] = set()
         self._chosen: list[frozenset[str]] = []
-        # ``chunk``: per word set, how many chosen chunks it was compared with and the most words it
-        # shared with one, so a second look compares only the newcomers (equal sets measure alike).
-        self._compared: dict[frozenset[str], tuple[int, int]] = {}
+        self._ids: list[str | None] = []  # ``chunk``: the chosen chunks' ids, as admitted
+        # ``chunk``: per word set, how many chosen chunks it was compared with, the most words it
+        # shared with one and which one (the first such), so a second look compares only the
+        # newcomers (equal sets measure alike).
+        self._compared: dict[frozenset[str], tuple[int, int, int]] = {}
 
     def overlap(self, words: frozenset[str]) -> float:
+        return self.measure(words)[0]
+
+    def measure(self, words: frozenset[str]) -> tuple[float, str | None]:
+        """The overlap, and under ``chunk`` the id of the chosen chunk it was measured against (the
+        first admitted of those sharing the most words; None when it shares none, and always under
+        ``bubble``, whose measure is against the union)."""
         if not words:
-            return 0.0
+            return 0.0, None
         if self._asked is None:
-            return len(words.intersection(self._union)) / len(words)
+            return len(words.intersection(self._union)) / len(words), None
         chosen = self._chosen
-        start, shared = self._compared.get(words, (0, 0))
+        start, shared, nearest = self._compared.get(words, (0, 0, -1))
         if start < len(chosen):
-            shared = max(shared, *map(len, map(words.intersection, chosen[start:])))
-            self._compared[words] = (len(chosen), shared)
-        return shared / len(words)
+            for index in range(start, len(chosen)):
+                count = len(words.intersection(chosen[index]))
+                if count > shared:
+                    shared, nearest = count, index
+            self._compared[words] = (len(chosen), shared, nearest)
+        return shared / len(words), None if nearest < 0 else self._ids[nearest]
 
     def compared(self, words: frozenset[str]) -> frozenset[str]:
         """The words of an admitted chunk this rule compares with: under ``chunk``, less the query's."""
         asked = self._asked
         return words if asked is None else frozenset(w for w in words if not asked(w))
 
-    def admit(self, words: frozenset[str]) -> None:
+    def admit(self, words: frozenset[str], chunk_id: str | None = None) -> None:
         if self._asked is None:
             self._union.update(words)
         else:
             self._chosen.append(self.compared(words))
+            self._ids.append(chunk_id)

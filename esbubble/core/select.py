@@ -438,7 +438,7 @@ class Bubbling:
         """
         budget = self.budget
         words = scored.words
-        value = self.redundancy.overlap(words)
+        value, nearest = self.redundancy.measure(words)
         tokens = scored.candidate.chunk.token_count
         size = float(tokens)
         budget_left = budget.remaining()
@@ -455,12 +455,12 @@ class Bubbling:
         order = None
         if reason == "passed_all_gates":
             order = budget.spend(scored.bucket, tokens)
-            self.redundancy.admit(words)
+            self.redundancy.admit(words, scored.chunk_id)
         # a second-pass decision keeps its first-pass gates and adds these (``pool`` is None otherwise)
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, document.share, document.engine, chunk_share,
+            covered, document.share, document.engine, chunk_share, nearest,
         )  # fmt: skip
 
 

@@ -51,6 +51,7 @@ class Decision(NamedTuple):
     document_share: float = 1.0  # the share of the query its document matches (coverage order)
     document_engine: float = 1.0  # its document's best engine score over the best of all (coverage order)
     chunk_share: float = 1.0  # the share of the query the chunk itself matches (coverage order)
+    overlap_with: str | None = None  # overlap = "chunk": the admitted chunk the overlap was measured against
 
     @property
     def selected(self) -> bool:
@@ -141,7 +142,7 @@ def _record(
     gets its own copy)."""
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
-        second, pool_remaining, gain, _, document_share, document_engine, chunk_share,
+        second, pool_remaining, gain, _, document_share, document_engine, chunk_share, overlap_with,
     ) = decision  # fmt: skip
     candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
@@ -186,6 +187,7 @@ def _record(
         "es_score": candidate.es_score,
         "es_rank": candidate.es_rank,
         "overlap": overlap,
+        "overlap_with": overlap_with,
         "threshold": run.delta,
         "budget_remaining": budget_remaining,
         "bucket_remaining": bucket_remaining,

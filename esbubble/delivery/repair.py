@@ -273,25 +273,29 @@ class _Rules:
         scorer = self.scorer or self._scorer(self.bubble, self.config, None, candidate)
         return scorer.score(candidate)
 
-    def swap_gates(self, newcomer: ScoredCandidate, victim: Chunk, rest: Sequence[Chunk]) -> GateResults:
-        """Every gate of the table for ``newcomer`` entering in ``victim``'s place."""
+    def swap_gates(
+        self, newcomer: ScoredCandidate, victim: Chunk, rest: Sequence[Chunk]
+    ) -> tuple[GateResults, str | None]:
+        """Every gate of the table for ``newcomer`` entering in ``victim``'s place, and the chunk of
+        ``rest`` its overlap was measured against (``Redundancy.measure``)."""
         bubble, params = self.bubble, self.config.bubble
         rules = self.budget_rules
         budget = Budget.after(bubble, rest, rules)
         freed = victim.token_count if rules.bucket_of(victim) == newcomer.bucket else 0
         redundancy = Redundancy(params.overlap_mode, self.asked)
         for chunk in rest:
-            redundancy.admit(self.words(chunk))
+            redundancy.admit(self.words(chunk), chunk.chunk_id)
         tokens = float(newcomer.tokens)
+        overlap_value, nearest = redundancy.measure(newcomer.words)
         return run_gates(
             self.verdicts,
             relevance=(relevance_value(newcomer, params), params.min_score),
-            redundancy=(redundancy.overlap(newcomer.words), bubble.delta),
+            redundancy=(overlap_value, bubble.delta),
             section_budget=(tokens, budget.swap_room(newcomer.bucket, freed)),
             # Never grow the token total: the newcomer may spend at most what the victim frees.
             global_budget=(tokens, float(min(budget.remaining(), victim.token_count))),
             max_chunks=(float(len(rest)), float(params.max_chunks)),
-        )
+        ), nearest
 
 
 def _pool(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -311,6 +315,7 @@ class _Swap:
     newcomer: ScoredCandidate
     newcomer_utility: Utility
     gates: GateResults
+    overlap_with: str | None  # the chunk of the bubble its overlap was measured against
 
 
 @dataclass
@@ -374,9 +379,9 @@ class _RepairState:
             if newcomer_utility.utility <= victim_utility.utility + self.config.repair.epsilon:
                 return None
             scored = self.rules.score(candidate)
-            gates = self.rules.swap_gates(scored, victim.chunk, rest)
+            gates, nearest = self.rules.swap_gates(scored, victim.chunk, rest)
             if gates.passed:
-                return _Swap(victim, victim_utility, scored, newcomer_utility, gates)
+                return _Swap(victim, victim_utility, scored, newcomer_utility, gates, nearest)
         return None
 
     def apply(self, swap: _Swap, loop: int) -> ReplacementEvent:
@@ -412,6 +417,7 @@ class _RepairState:
             selection_order=order,
             final_reason="passed_all_gates",
             gain=candidate.score_final,
+            overlap_with=swap.overlap_with,
         )
         record = trace_record(
             decision,
