@@ -26,6 +26,8 @@ PYTHON=${PYTHON:-.venv/bin/python}
 ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
+# The real-document sets, each in its own index esbubble-<set>, all with the default profile.
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
@@ -38,11 +40,9 @@ trap cleanup EXIT
 "$ESBUBBLE" engine start
 "$ESBUBBLE" init
 "$ESBUBBLE" ingest data/sample --profile data/sample/profile.toml
-"$ESBUBBLE" ingest data/realdocs/docs --index esbubble-realdocs
-"$ESBUBBLE" ingest data/realdocs2/docs --index esbubble-realdocs2
-"$ESBUBBLE" ingest data/realdocs3/docs --index esbubble-realdocs3
-"$ESBUBBLE" ingest data/realdocs4/docs --index esbubble-realdocs4
-"$ESBUBBLE" ingest data/realdocs5/docs --index esbubble-realdocs5
+for set in $REAL_SETS; do
+    "$ESBUBBLE" ingest "data/$set/docs" --index "esbubble-$set"
+done
 
 for budget in 400 800; do
     # The 400 run also sweeps the budget from tight to loose (the same candidates, every variant).
@@ -50,17 +50,11 @@ for budget in 400 800; do
     [ "$budget" = 400 ] && sweep=(--sweep "$SWEEP")
     "$ESBUBBLE" eval data/sample/queries.jsonl --profile data/sample/profile.toml --budget "$budget" \
         "${sweep[@]}" --json >"$OUT/sample-$budget.json"
-    "$ESBUBBLE" eval data/realdocs/queries.jsonl --index esbubble-realdocs --budget "$budget" \
-        "${sweep[@]}" --json >"$OUT/realdocs-$budget.json"
-    "$ESBUBBLE" eval data/realdocs2/queries.jsonl --index esbubble-realdocs2 --budget "$budget" \
-        "${sweep[@]}" --json >"$OUT/realdocs2-$budget.json"
-    "$ESBUBBLE" eval data/realdocs3/queries.jsonl --index esbubble-realdocs3 --budget "$budget" \
-        "${sweep[@]}" --json >"$OUT/realdocs3-$budget.json"
-    "$ESBUBBLE" eval data/realdocs4/queries.jsonl --index esbubble-realdocs4 --budget "$budget" \
-        "${sweep[@]}" --json >"$OUT/realdocs4-$budget.json"
-    "$ESBUBBLE" eval data/realdocs5/queries.jsonl --index esbubble-realdocs5 --budget "$budget" \
-        "${sweep[@]}" --json >"$OUT/realdocs5-$budget.json"
-    for set in sample realdocs realdocs2 realdocs3 realdocs4 realdocs5; do
+    for set in $REAL_SETS; do
+        "$ESBUBBLE" eval "data/$set/queries.jsonl" --index "esbubble-$set" --budget "$budget" \
+            "${sweep[@]}" --json >"$OUT/$set-$budget.json"
+    done
+    for set in sample $REAL_SETS; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"
     done
 done

@@ -170,22 +170,20 @@ def test_the_candidates_recall_is_every_variants_ceiling_and_counts_only_queries
 
 def test_a_budget_sweep_gives_each_variant_what_an_evaluation_at_that_budget_gives() -> None:
     swept = evaluate_cases(CASES, CONFIG, now=NOW, sweep=(100, 20, 60, 20))
-    assert [(row.budget, row.variant) for row in swept.budget_sweep] == [
+    assert [(row.token_budget, row.variant) for row in swept.budget_sweep] == [
         (b, v) for b in (20, 60, 100) for v in ("engine_topk", "flat_topk", "structure", "diversity", "full")
     ]
     for budget in (20, 60, 100):
         alone = evaluate_cases(CASES, CONFIG.with_overrides(token_budget=budget), now=NOW)
-        rows = [row for row in swept.budget_sweep if row.budget == budget]
-        assert [(r.variant, r.tokens_used, r.gold_recall) for r in rows] == [
-            (r.variant, r.tokens_used, r.gold_recall) for r in alone.table1
-        ]
+        rows = [row for row in swept.budget_sweep if row.token_budget == budget]
+        assert rows == alone.table1
         assert all(r.tokens_used <= budget for r in rows)
     # The sweep adds a table and changes no other: the same evaluation without it, and an empty sweep.
     plain = evaluate_cases(CASES, CONFIG, now=NOW)
     assert plain.budget_sweep == [] and swept.model_copy(update={"budget_sweep": []}) == plain
     table = next(t for t in evaluation_tables(swept) if t.title.startswith("Budget sweep"))
     assert table.columns == ["variant", "20", "60", "100"]
-    full = next(r for r in swept.budget_sweep if r.budget == 60 and r.variant == "full")
+    full = next(r for r in swept.budget_sweep if r.token_budget == 60 and r.variant == "full")
     assert table.rows[-1][2] == f"{full.gold_recall:.2f} ({full.tokens_used:.0f})"
     assert not any(t.title.startswith("Budget sweep") for t in evaluation_tables(plain))
 

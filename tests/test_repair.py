@@ -267,7 +267,7 @@ def test_repair_never_grows_and_every_gate_holds_after_each_swap(
                 for other in repaired.selected:
                     if other is not s:
                         redundancy.admit(gate_words(other.chunk.compare_text, config))
-                value = redundancy.overlap(gate_words(s.chunk.compare_text, config))
+                value, _ = redundancy.measure(gate_words(s.chunk.compare_text, config))
                 assert value < config.bubble.overlap_threshold
                 if config.bubble.overlap_mode == "bubble":  # eq. 12 against the union of the rest
                     rest = set().union(

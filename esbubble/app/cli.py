@@ -638,12 +638,11 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     """
     from esbubble.app import cli_render as render
     from esbubble.app.deliver import evaluate_delivery, evaluate_options
-    from esbubble.app.evaluate import evaluate, evaluation_tables
+    from esbubble.app.evaluate import evaluate, evaluation_tables, sweep_configs
     from esbubble.app.progress import ProgressBar, wanted
 
     config = resolve_config(profile, budget=budget, max_chunks=max_chunks)
-    for swept in sweep:  # a budget the profile would refuse fails here, before any search
-        config.with_overrides(token_budget=swept)
+    sweep_configs(config, sweep)  # a budget the profile would refuse fails here, before any search
     with_delivery = window or parent or repair or assemble_prompt
     delivery_config = (
         evaluate_options(config, window=window, parent=parent, repair=repair, assemble=assemble_prompt)

@@ -100,15 +100,6 @@ class QueryRow(_Model):
     gold_recall: float | None
 
 
-class SweepRow(_Model):
-    """One variant at one budget of a budget sweep (means over the queries)."""
-
-    budget: int
-    variant: Variant
-    tokens_used: float
-    gold_recall: float | None = Field(description="queries with gold only; None when no query has gold")
-
-
 class Evaluation(_Model):
     """The paper's tables over one query set."""
 
@@ -137,11 +128,12 @@ class Evaluation(_Model):
     )
     delta_sweep: list[DeltaRow]
     per_query: list[QueryRow]
-    budget_sweep: list[SweepRow] = Field(
+    budget_sweep: list[VariantRow] = Field(
         default_factory=list,
         description=(
-            "every variant at each budget asked for (``esbubble eval --sweep``), on the same candidates:"
-            " where, between a tight and a loose budget, a variant gains or loses against the baseline"
+            "Table 1's row of every variant at each budget asked for (``esbubble eval --sweep``), on the"
+            " same candidates: where, between a tight and a loose budget, a variant gains or loses"
+            " against the baseline"
         ),
     )
 
@@ -168,11 +160,6 @@ def _row(variant: Variant, budgets: Sequence[int], metrics: Sequence[BubbleMetri
     )
 
 
-def _sweep_row(budget: int, variant: Variant, metrics: Sequence[BubbleMetrics]) -> SweepRow:
-    agg = aggregate(metrics)
-    return SweepRow(budget=budget, variant=variant, tokens_used=agg.tokens_used, gold_recall=agg.gold_recall)
-
-
 def _passed_redundancy(bubble: Bubble) -> int:
     """Candidates whose first-pass redundancy gate held (the quantity Figure 3 plots)."""
     return sum(
@@ -180,6 +167,12 @@ def _passed_redundancy(bubble: Bubble) -> int:
         for record in bubble.trace
         if any(g["gate"] == "redundancy" and g["passed"] for g in record["step_details"]["gates"])
     )
+
+
+def sweep_configs(config: BubbleConfig, sweep: Sequence[int]) -> dict[int, BubbleConfig]:
+    """The profile at each budget of a sweep, in budget order, each validated like a profile (a budget
+    it refuses is a ``ConfigError`` before anything runs)."""
+    return {b: config.with_overrides(token_budget=b) for b in sorted(set(sweep))}
 
 
 def evaluate_cases(
@@ -198,8 +191,7 @@ def evaluate_cases(
     if not cases:
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
     budget = config.bubble.token_budget
-    # Each swept budget's config, validated like a profile before any bubble is built.
-    swept = {b: config.with_overrides(token_budget=b) for b in sorted(set(sweep)) if b != budget}
+    swept = {b: cfg for b, cfg in sweep_configs(config, sweep).items() if b != budget}
 
     def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
         run_id = f"eval-{tag}-{variant}-{case.id}"
@@ -281,7 +273,7 @@ def evaluate_cases(
         if found is not None:
             reach.setdefault(_category(case), []).append(found)
     budget_sweep = [
-        _sweep_row(b, v, fixed[v] if b == budget else at_budget[b, v])
+        _row(v, [b] * len(cases), fixed[v] if b == budget else at_budget[b, v])
         for b in sorted(set(sweep))
         for v in VARIANT_ORDER
     ]
@@ -365,8 +357,8 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
         ]
 
     sections = sorted({s for per in evaluation.table2.values() for s in per})
-    swept = sorted({row.budget for row in evaluation.budget_sweep})
-    at = {(row.variant, row.budget): row for row in evaluation.budget_sweep}
+    swept = sorted({row.token_budget for row in evaluation.budget_sweep})
+    at = {(row.variant, row.token_budget): row for row in evaluation.budget_sweep}
     categories = sorted({c for per in evaluation.recall_by_category.values() for c in per})
     n = evaluation.queries
     recall = evaluation.recall_by_category
@@ -403,7 +395,7 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
         *([Table(
             # Whether the bubble beats the engine's own order between a tight and a loose budget.
             title="Budget sweep — gold recall (tokens used) per budget, same candidates",
-            columns=["variant", *(str(b) for b in swept)],
+            columns=["variant", *(_num(b, 0) for b in swept)],
             rows=[
                 [v, *(f"{_num(at[v, b].gold_recall, 2)} ({_num(at[v, b].tokens_used, 0)})" for b in swept)]
                 for v in variants

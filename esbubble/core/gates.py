@@ -222,9 +222,6 @@ class Redundancy:
         # newcomers (equal sets measure alike).
         self._compared: dict[frozenset[str], tuple[int, int, int]] = {}
 
-    def overlap(self, words: frozenset[str]) -> float:
-        return self.measure(words)[0]
-
     def measure(self, words: frozenset[str]) -> tuple[float, str | None]:
         """The overlap, and under ``chunk`` the id of the chosen chunk it was measured against (the
         first admitted of those sharing the most words; None when it shares none, and always under
