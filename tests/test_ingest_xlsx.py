@@ -186,3 +186,59 @@ def test_columns_past_an_empty_column_on_as_many_rows_stay_part_of_the_row(tmp_p
     chunks = read_document(_sheet(tmp_path / "s.xlsx", rows), OPTIONS, doc_id="s.xlsx")
     assert [c.text for c in chunks] == ["Item: Membrane; Qty: 120; Rate: 45; Amount: 5400",
                                         "Item: Primer; Qty: 30; Rate: 12; Amount: 360"]  # fmt: skip
+
+
+def _code_list(title: str = "CountryCode") -> list[list[object]]:
+    """The layout of a genericode-style code list (the EU's ESPD workbooks): a block of metadata
+    pairs, then the table under its own header; untranslated language columns repeat the English."""
+    languages = ["bul", "spa", "ces", "dan", "deu"]
+    return [
+        ["ShortName", title],
+        ["Version", "2.0.2"],
+        ["AgencyLongName", "DG GROW (European Commission)"],
+        ["Code", "Name", "Description", *languages],
+        ["DK", "Denmark", "Denmark", *(["Denmark"] * len(languages))],
+        ["SE", "Sweden", "Kingdom of Sweden", "Швеция", "Suecia", "Švédsko", "Sverige", "Schweden"],
+    ]
+
+
+def test_a_table_under_a_block_of_metadata_pairs_gets_its_own_header_row(tmp_path: Path) -> None:
+    chunks = read_document(_sheet(tmp_path / "c.xlsx", _code_list()), OPTIONS, doc_id="c.xlsx")
+    texts = {c.row_number: c.text for c in chunks}
+    assert [texts[row] for row in (1, 2, 3)] == [
+        "ShortName: CountryCode",
+        "Version: 2.0.2",
+        "AgencyLongName: DG GROW (European Commission)",
+    ]  # the metadata block reads label by label, not as the table's header
+    assert 4 not in texts  # the header row
+    assert texts[6] == (
+        "Code: SE; Name: Sweden; Description: Kingdom of Sweden; bul: Швеция; spa: Suecia; ces: Švédsko;"
+        " dan: Sverige; deu: Schweden"
+    )
+    assert chunks[-1].context == "c > Metadata | Code, Name, Description, bul, spa, ces, dan, deu"
+    assert chunks[0].context == "c > Metadata"
+
+
+def test_a_value_repeated_across_a_run_of_columns_is_written_once(tmp_path: Path) -> None:
+    chunks = read_document(_sheet(tmp_path / "c.xlsx", _code_list()), OPTIONS, doc_id="c.xlsx")
+    denmark = next(c for c in chunks if c.row_number == 5)
+    assert denmark.text == "Code: DK; Name … deu: Denmark"  # seven columns: the first and last header
+    assert denmark.compare_text == "DK Denmark"
+
+
+def test_a_group_header_over_the_column_names_is_not_taken_for_metadata(tmp_path: Path) -> None:
+    """Two short cells above a wide header stay the group row of a two-row header when merged."""
+    rows: list[list[object]] = [
+        ["DRAFT", "Risk Metrics"],
+        ["Title", "Name", "Alt", "System", "Notes"],
+        ["Impact", "integrity-impact", "I", "CVSSv3", "x"],
+    ]
+    path = _sheet(tmp_path / "g.xlsx", rows)
+    book = openpyxl.load_workbook(path)
+    book.active.merge_cells("B1:E1")
+    book.save(path)
+    chunks = read_document(path, OPTIONS, doc_id="g.xlsx")
+    assert [c.text for c in chunks] == [
+        "DRAFT Title: Impact; Risk Metrics Name: integrity-impact; Risk Metrics Alt: I;"
+        " Risk Metrics System: CVSSv3; Risk Metrics Notes: x"
+    ]

@@ -148,6 +148,37 @@ def prose_drafts(paragraph: Paragraph, options: IngestOptions, *, default_bucket
     ]
 
 
+_MIN_REPEATS = 3  # two equal neighbours (a quantity and a unit count of 1) read better apart
+_LISTED_REPEATS = 3  # longer runs name their first and last header: ``bul … swe``
+
+
+def collapse_repeats(cells: Sequence[Cell]) -> list[Cell]:
+    """A run of at least three adjacent cells holding the same value, each under a header, as one cell
+    under their headers: ``SAP, SAR, POA&M: n/a``; a longer run under its first and last header,
+    ``Name … swe: Technical units`` (every column's header is in the chunk's ``context``).
+
+    Multilingual code lists fill every language column with the English text until it is
+    translated; written out cell by cell, one code's row became 320 tokens of one sentence repeated,
+    which buries the code in the engine's length normalisation and spends the budget on copies.
+    """
+    collapsed: list[Cell] = []
+    run: list[Cell] = []
+    for cell in [*cells, None]:
+        if cell is not None and run and cell.header and cell.value == run[0].value:
+            run.append(cell)
+            continue
+        if len(run) >= _MIN_REPEATS:
+            names = [c.header for c in run]
+            header = ", ".join(names) if len(run) <= _LISTED_REPEATS else f"{names[0]} … {names[-1]}"
+            collapsed.append(Cell(header, run[0].value))
+        else:
+            collapsed.extend(run)
+        run = [cell] if cell is not None and cell.header else []
+        if cell is not None and not cell.header:
+            collapsed.append(cell)
+    return collapsed
+
+
 def row_drafts(
     base_locator: str,
     cells: Sequence[Cell],
@@ -161,7 +192,7 @@ def row_drafts(
 ) -> list[Draft]:
     """Drafts for one table row; continuation parts keep the row number."""
     clean = [Cell(normalise_space(c.header), normalise_space(c.value)) for c in cells]
-    clean = [c for c in clean if c.value]
+    clean = collapse_repeats([c for c in clean if c.value])
     return [
         Draft(
             locator=f"{base_locator}/part={index}",

@@ -3,7 +3,10 @@
 Per sheet: the header row is the first of the top ten non-empty rows that
 has at least two cells, all short text; a header cell merged across columns
 makes the next row a second header row (``Group Sub``). Rows above the header
-(titles) become header-less chunks. A side table (a run of columns apart from
+(titles) become header-less chunks. A table under a block of metadata pairs (a
+code list's ``Version | 2.0.2``, ``AgencyLongName | …`` rows) has its header
+where the rows widen (``_below_a_block``), and the block reads ``Label: value``.
+A value repeated across a run of columns is written once (``drafts.collapse_repeats``). A side table (a run of columns apart from
 the main table, past a column empty on the whole sheet, filled on fewer than
 half as many rows as the main table: a legend of codes beside the data, a
 second small table) is read as a table of its own, so its cells are not read
@@ -40,6 +43,7 @@ from esbubble.ingest.values import render_value
 from esbubble.models import Chunk
 
 _HEADER_SCAN_ROWS = 10
+_BLOCK_SCAN_ROWS = 40  # how far down a header under a block of metadata rows is looked for
 _MAX_HEADER_CHARS = 60
 _MIN_KEY_VALUE_ROWS = 3  # two rows could as well be a header and one record
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
@@ -195,10 +199,31 @@ def _label_value(cells: dict[int, str]) -> list[Cell]:
     return [Cell(header=label.rstrip(": "), value=value[0])]  # "Notes:" | "…" reads "Notes: …", once
 
 
+def _below_a_block(grid: _Grid, order: list[int]) -> int | None:
+    """The index in ``order`` of a header row under a block of label-value or title rows, if any.
+
+    Code lists and statistical releases often open with their metadata (``ShortName | CountryCode``,
+    ``Version | 2.0.2``, ``AgencyLongName | …``) and start the table below it. The header is then the
+    first row at least half as wide as the widest row, when it is header-like and every row above it
+    has at most two cells and none merged across columns (that is a group header over the row
+    below); otherwise there is none (the first header-like row is taken as before).
+    """
+    widest = max((len(cells) for cells in grid.rows.values()), default=0)
+    for index, row in enumerate(order[:_BLOCK_SCAN_ROWS]):
+        width = len(grid.rows[row])
+        if 2 * width >= widest:
+            return index if index > 0 and widest > 2 and _is_header_like(grid, row) else None
+        if width > 2 or grid.horizontal_merges.get(row):
+            return None
+    return None
+
+
 def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
     """The header row numbers of a sheet and the header text of each column."""
     order = list(grid.rows)
-    for index, row in enumerate(order[:_HEADER_SCAN_ROWS]):
+    below = _below_a_block(grid, order)
+    scan = order[:_HEADER_SCAN_ROWS] if below is None else order[below : below + 1]
+    for index, row in enumerate(scan, start=0 if below is None else below):
         if not _is_header_like(grid, row):
             continue
         header = dict(grid.rows[row])
@@ -246,6 +271,14 @@ def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *,
     key_value = _is_key_value(grid)
     header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
+    # Rows above the header that are label-value pairs (a metadata block) read ``Label: value``.
+    above_pairs = bool(header_rows) and _is_key_value(
+        _Grid(
+            rows={r: cells for r, cells in grid.rows.items() if r < header_rows[0]},
+            texts=grid.texts,
+            horizontal_merges={},
+        )
+    )
     drafts: list[Draft] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
@@ -253,7 +286,7 @@ def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *,
         above_header = bool(header_rows) and row < header_rows[0]
         row_cells = (
             _label_value(cells)
-            if key_value
+            if key_value or (above_header and above_pairs)
             else [
                 Cell(header="" if above_header else headers.get(col, ""), value=value)
                 for col, value in sorted(cells.items())
