@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
 
@@ -145,32 +145,35 @@ def engine_ratios(best_scores: Sequence[float], top: float) -> list[float]:
     return [max(score, 0.0) / top for score in best_scores]
 
 
-def engine_weights(best_scores: Mapping[str, float]) -> dict[str, float]:
-    """Per document, the engine's score of its best candidate over the best candidate's of all
-    (``best_scores``). 1 for every document when no score is positive.
+def engine_weights(best_scores: Mapping[str, float], top: float) -> dict[str, float]:
+    """Per document, the engine's score of its best candidate (``best_scores``) over the best
+    candidate's of all (``top``). 1 for every document when no score is positive.
 
     The engine ranks by the whole query at once, with its own statistics and the profile's priors: a
     document whose best chunk it ranks far below the top (a software manual's glossary for a question
     about an emissions table, matched on "data" and "mean") is unlikely to hold the evidence, however
     cheap its chunks are.
     """
-    scores = list(best_scores.values())
-    return dict(zip(best_scores, engine_ratios(scores, max(scores, default=0.0)), strict=True))
+    return dict(zip(best_scores, engine_ratios(list(best_scores.values()), top), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
-class DocumentWeight:
-    """What a chunk's document weighs in its gain: its share of the query times the engine's weight."""
+class Weight:
+    """What a chunk's facet weights count in its gain, and the parts the trace records: its document's
+    share of the query, the engine's weight of its document and its own share of the query."""
 
     share: float = 1.0
     engine: float = 1.0
-    factor: float = field(init=False)  # share × engine: what the gain multiplies the facet weights by
+    chunk_share: float = 1.0
+    factor: float = 1.0  # share × engine × chunk_share ** power: what the gain multiplies by
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", self.share * self.engine)
+    @classmethod
+    def of(cls, share: float, engine: float, chunk_share: float, power: float) -> Weight:
+        factor = share * engine
+        return cls(share, engine, chunk_share, factor * chunk_share**power if power else factor)
 
 
-NEUTRAL = DocumentWeight()
+NEUTRAL = Weight()
 
 
 class _Coverage:
@@ -182,9 +185,9 @@ class _Coverage:
     shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
-    as its document weighs (``DocumentWeight``; neutral when both switches are off) and as its own
-    share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0), and each facet as
-    much as the engine's best match for it (``engine_ratios``; 1 when off).
+    as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off) and
+    its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0). Each facet
+    counts as much as the engine's best match for it (``engine_ratios``; 1 when off).
     """
 
     def __init__(
@@ -240,21 +243,17 @@ class _Coverage:
         self.covered_weight = covered_weight
         self.multiplicative = multiplicative
         shares = document_shares(best, per_document) if by_share else {}
-        engine = engine_weights(best_scores) if by_engine else {}
-        documents = {
-            document: DocumentWeight(shares.get(document, 1.0), engine.get(document, 1.0))
-            for document in best_scores
-        }
-        # Per candidate (by object): its document's weight, its own share of the query, and what the
-        # gain multiplies its facet weights by (the product, with the share to ``chunk_power``).
-        self._document = {key: documents[document] for key, document in owners}
-        self._chunk = chunk_shares(self._hits, best) if chunk_power else {}
-        self._factor: dict[int, float] = {}
+        engine = engine_weights(best_scores, top) if by_engine else {}
+        documents = dict(owners)
+        chunks = chunk_shares(self._hits, best) if chunk_power else {}
+        # Per candidate that matches a facet (by object): its weight (none when every switch is off).
+        self._weights: dict[int, Weight] = {}
         if by_document or chunk_power:
             for key, matched in self._hits.items():
                 if matched:
-                    factor = self._document[key].factor if by_document else 1.0
-                    self._factor[key] = factor * self._chunk[key] ** chunk_power if chunk_power else factor
+                    document = documents.get(key, "")
+                    share, by_engine_weight = shares.get(document, 1.0), engine.get(document, 1.0)
+                    self._weights[key] = Weight.of(share, by_engine_weight, chunks.get(key, 1.0), chunk_power)
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
@@ -284,8 +283,8 @@ class _Coverage:
             factors = self.factors
             for index, weight in hits:
                 total += weight * factors[index]
-            if self._factor:
-                total *= self._factor[id(scored)]
+            if self._weights:
+                total *= self._weights[id(scored)].factor
             if not total and self.multiplicative:
                 # Every facet it matches is used up (covered_weight = 0), or its document or its facets
                 # weigh nothing (the engine scored them 0): its prior does not stand in for them as it
@@ -293,15 +292,9 @@ class _Coverage:
                 return 0.0
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
-    def document(self, scored: ScoredCandidate) -> DocumentWeight:
-        """The candidate's document weight (neutral when both switches are off or it matches no facet)."""
-        if not self._document or self.fixed(scored):
-            return NEUTRAL
-        return self._document[id(scored)]
-
-    def chunk_share(self, scored: ScoredCandidate) -> float:
-        """The candidate's own share of the query (1 when off or it matches no facet)."""
-        return self._chunk.get(id(scored), 1.0)
+    def weight(self, scored: ScoredCandidate) -> Weight:
+        """The candidate's weight (neutral when every switch is off or it matches no facet)."""
+        return self._weights.get(id(scored), NEUTRAL)
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
@@ -425,9 +418,8 @@ class Bubbling:
         rank: int,
         gain: float,
         covered: tuple[float, ...] = (),
-        document: DocumentWeight = NEUTRAL,
+        weight: Weight = NEUTRAL,
         *,
-        chunk_share: float = 1.0,
         pool: float | None = None,
         first_pass: GateResults | None = None,
     ) -> Decision:
@@ -460,7 +452,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, document.share, document.engine, chunk_share, nearest,
+            covered, weight.share, weight.engine, weight.chunk_share, nearest,
         )  # fmt: skip
 
 
@@ -501,12 +493,9 @@ def _decide(
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
-    decide, snapshot, admit = bubble.decide, coverage.snapshot, coverage.admit
-    document, share = coverage.document, coverage.chunk_share
+    decide, snapshot, admit, weight = bubble.decide, coverage.snapshot, coverage.admit, coverage.weight
     for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(
-            candidate, rank, gain, snapshot(), document(candidate), chunk_share=share(candidate)
-        )
+        decision = decide(candidate, rank, gain, snapshot(), weight(candidate))
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -533,8 +522,7 @@ def _second_pass(
             first.rank,
             gain,
             coverage.snapshot(),
-            coverage.document(candidate),
-            chunk_share=coverage.chunk_share(candidate),
+            coverage.weight(candidate),
             pool=pool_left,
             first_pass=first.gates,
         )

@@ -1,26 +1,27 @@
 """Excel ``.xlsx`` reader: one chunk per non-empty row, ``Header: value; …``.
 
-Per sheet: the header row is the first of the top ten non-empty rows that
-has at least two cells, all short text; a header cell merged across columns
-makes the next row a second header row (``Group Sub``). Rows above the header
+Per sheet: the header row is the first of the top ten non-empty rows that has
+at least two cells, all short text; a header cell merged across columns makes
+the next row a second header row (``Group Sub``). Rows above the header
 (titles) become header-less chunks. A table under a block of metadata pairs (a
 code list's ``Version | 2.0.2``, ``AgencyLongName | …`` rows) has its header
-where the rows widen (``_below_a_block``), and the block reads ``Label: value``.
-A value repeated across a run of columns is written once (``drafts.collapse_repeats``). A side table (a run of columns apart from
-the main table, past a column empty on the whole sheet, filled on fewer than
-half as many rows as the main table: a legend of codes beside the data, a
-second small table) is read as a table of its own, so its cells are not read
-as values of the data rows they happen to sit beside. A key-value sheet (a workbook's
-"Metadata" or "Notes" sheet: at most two cells a row, distinct short text
-labels on the left, values mostly text on the right) has no header row: each
-row reads ``Label: value``, so its first row is not taken for the column
-names of all the others. Merged cells are read from their
-top-left cell: a vertical merge repeats the value on every row it spans, a
-horizontal one gives it once. Formulas are read as the cached value Excel
-saved; a formula without one (written by a library, never recalculated) is
-kept as its formula text (``=C5*D5``) rather than dropped. Each chunk's
-``context`` is the workbook title (its core title, else the file stem), the
-sheet name and the sheet's column headers.
+where the rows widen (``_below_a_block``), and the block reads ``Label:
+value``. A value repeated across a run of columns is written once
+(``drafts.collapse_repeats``). A side table (a run of columns apart from the
+main table, past a column empty on the whole sheet, filled on fewer than half
+as many rows as the main table: a legend of codes beside the data, a second
+small table) is read as a table of its own, so its cells are not read as
+values of the data rows they happen to sit beside. A key-value sheet (a
+workbook's "Metadata" or "Notes" sheet: at most two cells a row, distinct
+short text labels on the left, values mostly text on the right) has no header
+row: each row reads ``Label: value``, so its first row is not taken for the
+column names of all the others. Merged cells are read from their top-left
+cell: a vertical merge repeats the value on every row it spans, a horizontal
+one gives it once. Formulas are read as the cached value Excel saved; a
+formula without one (written by a library, never recalculated) is kept as its
+formula text (``=C5*D5``) rather than dropped. Each chunk's ``context`` is the
+workbook title (its core title, else the file stem), the sheet name and the
+sheet's column headers.
 """
 
 from __future__ import annotations
