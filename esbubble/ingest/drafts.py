@@ -7,6 +7,7 @@ every format, so ids, positions, buckets and hashes follow one rule.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ def prose_drafts(paragraph: Paragraph, options: IngestOptions, *, default_bucket
 
 
 _MIN_REPEATS = 3  # two equal neighbours (a quantity and a unit count of 1) read better apart
-_LISTED_REPEATS = 3  # longer runs name their first and last header: ``bul … swe``
+_LISTED_REPEATS = 3  # the longest run whose headers are all named; longer: ``bul … swe``
 
 
 def collapse_repeats(cells: Sequence[Cell]) -> list[Cell]:
@@ -162,20 +163,14 @@ def collapse_repeats(cells: Sequence[Cell]) -> list[Cell]:
     which buries the code in the engine's length normalisation and spends the budget on copies.
     """
     collapsed: list[Cell] = []
-    run: list[Cell] = []
-    for cell in [*cells, None]:
-        if cell is not None and run and cell.header and cell.value == run[0].value:
-            run.append(cell)
-            continue
-        if len(run) >= _MIN_REPEATS:
-            names = [c.header for c in run]
-            header = ", ".join(names) if len(run) <= _LISTED_REPEATS else f"{names[0]} … {names[-1]}"
-            collapsed.append(Cell(header, run[0].value))
-        else:
+    for (value, headed), group in itertools.groupby(cells, key=lambda cell: (cell.value, bool(cell.header))):
+        run = list(group)
+        if not headed or len(run) < _MIN_REPEATS:
             collapsed.extend(run)
-        run = [cell] if cell is not None and cell.header else []
-        if cell is not None and not cell.header:
-            collapsed.append(cell)
+            continue
+        names = [cell.header for cell in run]
+        header = ", ".join(names) if len(run) <= _LISTED_REPEATS else f"{names[0]} … {names[-1]}"
+        collapsed.append(Cell(header, value))
     return collapsed
 
 
