@@ -57,7 +57,8 @@ def test_trace_records_carry_the_a1_fields_and_run_context() -> None:
     )  # fmt: skip
     assert (first["run_id"], first["batch_id"], first["@timestamp"]) == ("r1", "b7", "2026-01-01T00:00:00Z")
     assert "query" not in first  # the query is stored once per run, in the manifest
-    assert (first["es_score"], first["es_rank"], first["threshold"]) == (4.0, 4, 0.55)
+    # δ unset: the default of the overlap measure (``chunk`` under bm25)
+    assert (first["es_score"], first["es_rank"], first["threshold"]) == (4.0, 4, 0.85)
     assert (first["rank"], first["selection_order"], first["stage"], first["step_decision"]) == (
         1,
         1,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from esbubble.config import BubbleConfig, load_profile, parse_config
+from esbubble.config import DEFAULT_DELTA, BubbleConfig, load_profile, parse_config
 from esbubble.errors import ConfigError
 
 FULL_PROFILE = """
@@ -236,3 +236,14 @@ def test_a_section_edit_names_the_section_and_source_in_its_error() -> None:
     with pytest.raises(ConfigError) as raised:
         config.with_section("repair", {"loops": 0}, source="eval options")
     assert raised.value.one_line().startswith("eval options: invalid value for 'repair.loops': 0 (")
+
+
+def test_an_unset_delta_follows_the_overlap_measure_and_a_set_one_is_kept() -> None:
+    """The paper's 0.55 limits its own measure (words anywhere in the bubble); against one chunk, the
+    question's words aside, the gate rejects near-copies only."""
+    assert parse_config({}).bubble.delta == DEFAULT_DELTA["chunk"] == 0.85  # bm25 measures per chunk
+    paper = parse_config({"bubble": {"relevance": "tf", "selection": "score"}}).bubble
+    assert (paper.overlap_mode, paper.delta) == ("bubble", 0.55)
+    assert parse_config({"bubble": {"overlap": "bubble"}}).bubble.delta == 0.55
+    assert parse_config({"bubble": {"overlap_threshold": 0.55}}).bubble.delta == 0.55
+    assert BubbleConfig().with_overrides(overlap_threshold=0.3).bubble.delta == 0.3

@@ -280,7 +280,7 @@ def evaluate_cases(
     return Evaluation(
         queries=len(cases),
         budget=budget,
-        delta=config.bubble.overlap_threshold,
+        delta=config.bubble.delta,
         table1=[_row(v, [budget] * len(cases), fixed[v]) for v in VARIANT_ORDER],
         table1b=[_row(v, matched_budgets, matched[v]) for v in VARIANT_ORDER],
         table2=table2,

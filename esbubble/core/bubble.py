@@ -90,7 +90,7 @@ def build_bubble(
         timestamp=json_time(now),
         query_digest=digest,
         variant=chosen,
-        delta=params.overlap_threshold,
+        delta=params.delta,
         batch_id=batch_id,
     )
     trace = trace_records(selection.decisions, run, scoring.facets)
@@ -103,7 +103,7 @@ def build_bubble(
         query=query,
         variant=chosen,
         budget=params.token_budget,
-        delta=params.overlap_threshold,
+        delta=params.delta,
         selected=[_selected_chunk(d) for d in chosen_decisions],
         trace=trace,
         batch_id=batch_id,

@@ -409,7 +409,7 @@ class Bubbling:
         # the limits every decision compares with, read once
         self._relevance = relevance_measure(params)
         self._min_score = params.min_score
-        self._delta = params.overlap_threshold
+        self._delta = params.delta
         self._max_chunks = float(params.max_chunks)
 
     def decide(
