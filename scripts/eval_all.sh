@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The six query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
+# The seven query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
 # budget sweep from 200 to 3000 tokens (every variant on the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
@@ -17,6 +17,9 @@
 #   - the fifth real-document set (data/realdocs5, questions written blind; legal Markdown, a
 #     23-sheet code-list workbook, a Word specification, a PDF specification), default profile,
 #     index esbubble-realdocs5;
+#   - the sixth real-document set (data/realdocs6, questions written blind; policy Markdown, a
+#     4-sheet data-dictionary workbook, a Word standard, a PDF API manual), default profile,
+#     index esbubble-realdocs6;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -27,7 +30,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
