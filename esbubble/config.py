@@ -36,7 +36,7 @@ class _Section(BaseModel):
 
 
 # δ when the profile sets none, by the redundancy gate's overlap measure (``BubbleParams.delta``).
-DEFAULT_DELTA: dict[str, float] = {"bubble": 0.55, "chunk": 0.85}
+DEFAULT_DELTA: dict[Literal["bubble", "chunk"], float] = {"bubble": 0.55, "chunk": 0.85}
 
 
 class BubbleParams(_Section):

@@ -128,7 +128,11 @@ index_option = click.option(
 variant_option = click.option(
     "--variant", help="engine_topk, flat_topk, structure, diversity or full (default: profile's)."
 )
-delta_option = click.option("--delta", type=float, help="Redundancy threshold δ, 0 < δ ≤ 1.")
+delta_option = click.option(
+    "--delta",
+    type=float,
+    help="Redundancy threshold δ, 0 < δ ≤ 1 (default: the profile's, else 0.85, or 0.55 in paper mode).",
+)
 
 
 def bubble_options(command: F) -> F:
