@@ -187,7 +187,7 @@ def redact_text(text: str, hidden: Sequence[str]) -> str:
 
 
 def parse_budgets(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
-    """``--sweep 200,400,800``: the budgets, in the order given, each once."""
+    """``--sweep 200,400,800``: the budgets given (``sweep_configs`` orders them and drops repeats)."""
     if value is None:
         return ()
     try:
@@ -196,7 +196,7 @@ def parse_budgets(_ctx: click.Context, _param: click.Parameter, value: str | Non
         budgets = []
     if not budgets:
         raise click.BadParameter(f"{value!r}: give token budgets separated by commas, e.g. 200,400,800")
-    return tuple(dict.fromkeys(budgets))
+    return tuple(budgets)
 
 
 def resolve_config(

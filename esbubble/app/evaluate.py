@@ -191,7 +191,8 @@ def evaluate_cases(
     if not cases:
         raise InputError("the query set is empty", hint="add at least one {id, query} line")
     budget = config.bubble.token_budget
-    swept = {b: cfg for b, cfg in sweep_configs(config, sweep).items() if b != budget}
+    sweep_at = sweep_configs(config, sweep)
+    swept = {b: cfg for b, cfg in sweep_at.items() if b != budget}
 
     def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
         run_id = f"eval-{tag}-{variant}-{case.id}"
@@ -274,7 +275,7 @@ def evaluate_cases(
             reach.setdefault(_category(case), []).append(found)
     budget_sweep = [
         _row(v, [b] * len(cases), fixed[v] if b == budget else at_budget[b, v])
-        for b in sorted(set(sweep))
+        for b in sweep_at
         for v in VARIANT_ORDER
     ]
     return Evaluation(

@@ -213,7 +213,7 @@ class _Coverage:
         # the best engine score among them (``engine_weights``).
         per_document: dict[str, list[float]] = {}
         best_scores: dict[str, float] = {}
-        owners: list[tuple[int, str]] = []  # (candidate by object, its document)
+        owners: dict[int, str] = {}  # candidate (by object) -> its document
         by_document = by_share or by_engine
         for candidate in scored:
             weights = candidate.facet_weights
@@ -227,7 +227,7 @@ class _Coverage:
                 facet_best_scores[index] = max(facet_best_scores[index], candidate.candidate.es_score)
             if by_document:
                 document = candidate.candidate.chunk.doc_id
-                owners.append((id(candidate), document))
+                owners[id(candidate)] = document
                 best_scores[document] = max(best_scores.get(document, 0.0), candidate.candidate.es_score)
                 if hits:
                     mine = per_document.setdefault(document, [0.0] * facet_count)
@@ -244,16 +244,15 @@ class _Coverage:
         self.multiplicative = multiplicative
         shares = document_shares(best, per_document) if by_share else {}
         engine = engine_weights(best_scores, top) if by_engine else {}
-        documents = dict(owners)
         chunks = chunk_shares(self._hits, best) if chunk_power else {}
         # Per candidate that matches a facet (by object): its weight (none when every switch is off).
         self._weights: dict[int, Weight] = {}
         if by_document or chunk_power:
             for key, matched in self._hits.items():
                 if matched:
-                    document = documents.get(key, "")
-                    share, by_engine_weight = shares.get(document, 1.0), engine.get(document, 1.0)
-                    self._weights[key] = Weight.of(share, by_engine_weight, chunks.get(key, 1.0), chunk_power)
+                    document = owners.get(key, "")
+                    share, engine_weight = shares.get(document, 1.0), engine.get(document, 1.0)
+                    self._weights[key] = Weight.of(share, engine_weight, chunks.get(key, 1.0), chunk_power)
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
 
