@@ -29,14 +29,9 @@ from esbubble.models import Candidate, Chunk
 SAMPLE_FILES = ("quote_job.xlsx", "specification.pdf", "site_memo.md")
 
 
-def ingest_options(config: BubbleConfig) -> IngestOptions:
-    """The options the CLI ingests with: the profile's encoding and bucket map."""
-    return IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
-
-
 def sample_chunks(sample_dir: Path, config: BubbleConfig) -> list[Chunk]:
     """Every chunk of the sample corpus, read without an engine."""
-    options = ingest_options(config)
+    options = IngestOptions.of(config)
     chunks: list[Chunk] = []
     for name in SAMPLE_FILES:
         chunks += read_document(sample_dir / name, options, doc_id=name)
@@ -120,7 +115,7 @@ def stage_stats(
     switches = VARIANTS[config.bubble.variant]
     run = RunContext(
         run_id="stages", timestamp=json_time(datetime.now(UTC)), query_digest="-",
-        variant=config.bubble.variant, delta=config.bubble.overlap_threshold,
+        variant=config.bubble.variant, delta=config.bubble.delta,
     )  # fmt: skip
     samples: dict[str, list[float]] = {"score": [], "select": [], "trace": []}
     for _ in range(rounds):

@@ -32,7 +32,7 @@ import bench_history
 from bench_stats import machine, peak_rss_mb
 
 from esbubble.config import load_profile
-from esbubble.ingest import ingest_paths
+from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import load_queries
 from esbubble.store.templates import init_indices
 
@@ -150,7 +150,7 @@ def measure(plan: Plan, url: str | None, *, core_only: bool = False) -> dict[str
         results["tokenize_tokens_per_s"] = round(
             bench_core.tokenize_rate(chunks, config.bubble.encoding, rounds=plan.tokenize_rounds)
         )
-    options = bench_core.ingest_options(config)
+    options = IngestOptions.of(config)
     with tempfile.TemporaryDirectory(prefix="esbubble-bench-") as temp:
         home = Path(temp) / "home"
         prefix = f"bench-{uuid.uuid4().hex[:8]}"

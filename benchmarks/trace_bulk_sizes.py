@@ -28,7 +28,7 @@ from bench_stats import machine
 from elasticsearch.helpers import bulk
 
 from esbubble.config import load_profile
-from esbubble.ingest import ingest_paths
+from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import load_queries
 from esbubble.store.audit import TraceWriter
 from esbubble.store.connection import Store
@@ -43,7 +43,7 @@ def trace_actions(store: Store, records: int) -> list[dict[str, Any]]:
     config = load_profile(SAMPLE / "profile.toml")
     queries = [case.query for case in load_queries(SAMPLE / "queries.jsonl").cases]
     documents = [SAMPLE / name for name in bench_core.SAMPLE_FILES]
-    ingest_paths(store, documents, bench_core.ingest_options(config))
+    ingest_paths(store, documents, IngestOptions.of(config))
     writer = TraceWriter.for_store(store)
     retrievals = [retrieve(store, query, config) for query in queries]
     actions: list[dict[str, Any]] = []

@@ -210,6 +210,29 @@ def _default_radius() -> dict[SourceType, int]:
     return {"xlsx": 1, "csv": 1, "pdf": 1, "docx": 1, "markdown": 1, "text": 1}
 
 
+class IngestParams(_Section):
+    """The ``[ingest]`` table: how ``esbubble ingest`` cuts documents into chunks.
+
+    160 tokens, not more: a chunk is what the bubble selects or leaves, so at a 400-token budget a
+    320-token section left room for one other chunk, and its one answering sentence cost the whole
+    section; windows (``[expand]``) give a selected chunk its neighbours back when the budget allows.
+    """
+
+    max_chunk_tokens: int = Field(
+        default=160,
+        ge=16,
+        le=8192,
+        description="longer rows and paragraphs become continuation chunks (tiktoken counts)",
+    )
+    min_chunk_tokens: int = Field(
+        default=12,
+        ge=0,
+        le=1024,
+        description="shorter paragraphs join the next (or last) paragraph of their section; 0 keeps them",
+    )
+    include_hidden_sheets: bool = False
+
+
 class ExpandConfig(_Section):
     """``[expand]``: small-to-big expansion after the bubble (off unless ``mode`` is set)."""
 
@@ -269,6 +292,7 @@ class BubbleConfig(_Section):
     bubble: BubbleParams = Field(default_factory=BubbleParams)
     priors: PriorsConfig = Field(default_factory=PriorsConfig)
     buckets: BucketsConfig = Field(default_factory=BucketsConfig)
+    ingest: IngestParams = Field(default_factory=IngestParams)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
@@ -300,7 +324,7 @@ class BubbleConfig(_Section):
         return self.with_section("bubble", changes) if changes else self
 
 
-SectionName = Literal["bubble", "priors", "buckets", "expand", "repair", "assemble"]
+SectionName = Literal["bubble", "priors", "buckets", "ingest", "expand", "repair", "assemble"]
 
 
 def _field_at(loc: Sequence[int | str]) -> tuple[FieldInfo | None, int]:

@@ -71,7 +71,7 @@ def main() -> None:
     base = chosen.config
     cases = load_queries(chosen.queries).cases
     documents = chosen.documents
-    options = IngestOptions(encoding=base.bubble.encoding, buckets=base.buckets, root=chosen.root)
+    options = IngestOptions.of(base, root=chosen.root)
     print("| stages | bubble tokens | delivered tokens | prompt tokens | gold recall (bubble) "
           "| gold recall (delivered) | swaps | neighbours added |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")

@@ -206,7 +206,7 @@ def make_fixture() -> None:
             try:
                 with open_store(settings) as store:
                     init_indices(store)
-                    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+                    options = IngestOptions.of(config)
                     ingest_paths(store, [query_set.docs], options)
                     loaded = load_queries(query_set.queries).cases[:QUERIES_PER_SET]
                     retrievals = retrieve_many(store, [c.query for c in loaded], config)

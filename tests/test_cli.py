@@ -152,6 +152,23 @@ def test_ingest_reports_library_warnings_per_file_and_keeps_them_off_stderr(
 
 
 @pytest.mark.integration
+def test_ingest_cuts_documents_as_the_profiles_ingest_table_says(
+    on_engine: list[str], tmp_path: Path
+) -> None:
+    sentence = "The membrane is laid to falls and turned up at every wall, upstand and penetration. "
+    (tmp_path / "spec.md").write_text(f"# Spec\n\n## Waterproofing\n\n{sentence * 40}\n", encoding="utf-8")
+    assert run(*on_engine, "init").exit_code == 0
+    counts = {}
+    for size in (64, 320):
+        profile = tmp_path / f"p{size}.toml"
+        profile.write_text(f"[ingest]\nmax_chunk_tokens = {size}\n", encoding="utf-8")
+        result = run(*on_engine, "ingest", str(tmp_path / "spec.md"), "--profile", str(profile), "--json")
+        assert result.exit_code == 0, result.output
+        counts[size] = json.loads(result.output)["chunks"]
+    assert counts[64] > counts[320] >= 3  # 40 sentences of ~17 tokens: ≥ 3 chunks of 320, ≥ 10 of 64
+
+
+@pytest.mark.integration
 def test_ingest_missing_file_exits_1_naming_it(with_sample: list[str], tmp_path: Path) -> None:
     result = run(*with_sample, "ingest", str(tmp_path / "nope.xlsx"))
     assert result.exit_code == 1

@@ -76,6 +76,8 @@ def test_config_round_trips_through_json_with_a_stable_hash(tmp_path: Path) -> N
             ["bubble.slack_policy", "'pool'", "'strict' or 'global_pool'"],
         ),
         ({"bubble": {"encoding": "p50k_base"}}, ["bubble.encoding", "'p50k_base'", "'o200k_base'"]),
+        ({"ingest": {"max_chunk_tokens": 8}}, ["ingest.max_chunk_tokens", ": 8 ", "16 ≤ value ≤ 8192"]),
+        ({"ingest": {"max_chunk_size": 100}}, ["unknown key", "ingest.max_chunk_size"]),
     ],
 )
 def test_bad_values_name_key_value_and_range(data: dict[str, object], fragments: list[str]) -> None:
@@ -247,3 +249,19 @@ def test_an_unset_delta_follows_the_overlap_measure_and_a_set_one_is_kept() -> N
     assert parse_config({"bubble": {"overlap": "bubble"}}).bubble.delta == 0.55
     assert parse_config({"bubble": {"overlap_threshold": 0.55}}).bubble.delta == 0.55
     assert BubbleConfig().with_overrides(overlap_threshold=0.3).bubble.delta == 0.3
+
+
+def test_the_ingest_table_is_what_ingest_cuts_documents_with(tmp_path: Path) -> None:
+    from esbubble.ingest import IngestOptions
+
+    profile = _write(tmp_path, "[bubble]\nencoding = 'cl100k_base'\n[ingest]\nmax_chunk_tokens = 320\n"
+                               "min_chunk_tokens = 0\n[buckets.map]\nA = 'B'\n")  # fmt: skip
+    options = IngestOptions.of(load_profile(profile), root=tmp_path)
+    assert (options.max_chunk_tokens, options.min_chunk_tokens, options.include_hidden_sheets) == (
+        320,
+        0,
+        False,
+    )
+    assert (options.encoding, options.buckets.map, options.root) == ("cl100k_base", {"A": "B"}, tmp_path)
+    defaults = IngestOptions.of(BubbleConfig())
+    assert defaults == IngestOptions() and defaults.max_chunk_tokens == 160

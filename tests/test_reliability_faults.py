@@ -141,7 +141,7 @@ def test_unreachable_cluster_exits_3_with_url_and_hint_no_traceback(command: lis
 @pytest.fixture
 def sample_store(store: Store) -> Store:
     config = load_profile(SAMPLE / "profile.toml")
-    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    options = IngestOptions.of(config)
     ingest_paths(
         store, [SAMPLE / n for n in ("quote_job.xlsx", "site_memo.md", "specification.pdf")], options
     )

@@ -434,9 +434,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
-    options = IngestOptions(
-        encoding=config.bubble.encoding, buckets=config.buckets, root=Path(root) if root else None
-    )
+    options = IngestOptions.of(config, root=Path(root) if root else None)
     if doc_id is not None and (len(paths) != 1 or Path(paths[0]).is_dir()):
         raise InputError(
             "--doc-id needs exactly one file", hint="drop --doc-id to ingest folders or many files"
@@ -1005,7 +1003,7 @@ def demo(ctx: click.Context, as_json: bool) -> None:
 
     sample = sample_dir()
     config = load_profile(sample / "profile.toml")
-    options = IngestOptions(encoding=config.bubble.encoding, buckets=config.buckets)
+    options = IngestOptions.of(config)
     documents = sorted(p for p in sample.iterdir() if p.suffix in {".xlsx", ".pdf", ".md"})
     with store_of(ctx) as store:
         init_indices(store)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from esbubble.config import BucketsConfig, Encoding
+from esbubble.config import BubbleConfig, BucketsConfig, Encoding, IngestParams
 
 
-class IngestOptions(BaseModel):
-    """Reader settings shared by every format.
+class IngestOptions(IngestParams):
+    """Reader settings shared by every format: the profile's ``[ingest]`` table, its encoding and
+    its bucket map.
 
     ``buckets`` carries the profile's ``[buckets.map]`` so chunks are stored
     with the bucket the budget gates will charge them to. ``root`` anchors
@@ -19,18 +20,11 @@ class IngestOptions(BaseModel):
     single file by its name).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     encoding: Encoding = "o200k_base"
-    max_chunk_tokens: int = Field(
-        default=320, ge=16, le=8192, description="longer rows/paragraphs become continuation chunks"
-    )
-    min_chunk_tokens: int = Field(
-        default=12,
-        ge=0,
-        le=1024,
-        description="shorter paragraphs join the next (or last) paragraph of their section; 0 keeps them",
-    )
-    include_hidden_sheets: bool = False
     buckets: BucketsConfig = Field(default_factory=BucketsConfig)
     root: Path | None = None
+
+    @classmethod
+    def of(cls, config: BubbleConfig, *, root: Path | None = None) -> IngestOptions:
+        """The options a profile asks for: its ``[ingest]`` table, encoding and bucket map."""
+        return cls(**dict(config.ingest), encoding=config.bubble.encoding, buckets=config.buckets, root=root)
