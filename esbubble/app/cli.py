@@ -418,6 +418,8 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
 ) -> None:
     """Index files and folders (xlsx, csv, pdf, docx, md, txt) incrementally.
 
+    The profile's [ingest] table sets how documents are cut into chunks
+    (max_chunk_tokens, default 160; min_chunk_tokens; include_hidden_sheets).
     A file whose doc id already belongs to another file in the index is
     refused (exit 1) unless --replace; --doc-id or --root give it its own id.
     """
