@@ -265,3 +265,6 @@ def test_the_ingest_table_is_what_ingest_cuts_documents_with(tmp_path: Path) -> 
     assert (options.encoding, options.buckets.map, options.root) == ("cl100k_base", {"A": "B"}, tmp_path)
     defaults = IngestOptions.of(BubbleConfig())
     assert defaults == IngestOptions() and defaults.max_chunk_tokens == 160
+    assert IngestOptions(root="docs").root == Path("docs")  # built in code: coerced, as before
+    with pytest.raises(ValueError, match="max_chunk_tokens"):
+        IngestOptions(max_chunk_tokens=8)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from esbubble.config import BubbleConfig, BucketsConfig, Encoding, IngestParams
 
@@ -17,8 +17,11 @@ class IngestOptions(IngestParams):
     with the bucket the budget gates will charge them to. ``root`` anchors
     doc ids (the path relative to it); without it each path argument is its
     own root (a directory's files are named relative to the directory, a
-    single file by its name).
+    single file by its name). Built in code, not read from a profile, so values are coerced as
+    before the ``[ingest]`` table existed (``root="docs"`` is a path); the table's own bounds hold.
     """
+
+    model_config = ConfigDict(strict=False)
 
     encoding: Encoding = "o200k_base"
     buckets: BucketsConfig = Field(default_factory=BucketsConfig)
