@@ -169,8 +169,7 @@ class Weight:
 
     @classmethod
     def of(cls, share: float, engine: float, chunk_share: float, power: float) -> Weight:
-        factor = share * engine
-        return cls(share, engine, chunk_share, factor * chunk_share**power if power else factor)
+        return cls(share, engine, chunk_share, share * engine * chunk_share**power)  # x ** 0 is 1.0
 
 
 NEUTRAL = Weight()
