@@ -204,11 +204,20 @@ def test_doc_id_needs_exactly_one_file() -> None:
 def test_bubble_json_keeps_the_contract_keys_and_trace_explains_every_candidate(
     with_sample: list[str],
 ) -> None:
-    result = run(*with_sample, "bubble", "scope of work", "--profile", PROFILE, "--budget", "400", "--json")
+    result = run(
+        *with_sample,
+        "bubble",
+        "below grade waterproofing products",
+        "--profile",
+        PROFILE,
+        "--budget",
+        "400",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert list(payload) == BUBBLE_KEYS
-    assert payload["budget"] == 400 and payload["delta"] == 0.55 and payload["variant"] == "full"
+    assert payload["budget"] == 400 and payload["delta"] == 0.85 and payload["variant"] == "full"
     assert 0 < payload["tokens_used"] <= 400
     assert [list(s) for s in payload["selected"]] == [SELECTED_KEYS] * len(payload["selected"])
     assert [s["rank"] for s in payload["selected"]] == list(range(1, len(payload["selected"]) + 1))
