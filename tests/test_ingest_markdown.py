@@ -95,3 +95,48 @@ def test_sample_site_memo() -> None:
     sections = {c.section.split(" > ", 1)[-1] for c in chunks}
     assert {"Access and Logistics", "Existing Conditions > Basement", "Actions"} <= sections
     assert sum(1 for c in chunks if c.row_number is not None) == 3  # the action table
+
+
+GFM_TABLES = """# Fixed Fields
+
+Field Name | Type | Description
+---|:---:|---
+<a name="securitySchemeType"></a>type | `string` | Valid values are `"apiKey"`, `"http"`.
+[`format`](#dataTypeFormat) | `string` | The extending format.
+
+# Revisions
+
+| **Ver.** | **Ballot** | **Effective\\*** |
+|-|-|--|
+| 1.6.6 | 192 | 2017-07-28 |
+
+# Not a table
+
+A ratio of 3 | 4 is written
+-- | -- | --
+"""
+
+
+def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path: Path) -> None:
+    """GFM: leading pipes are optional and a delimiter cell is one or more hyphens; a header cell is a
+    label (its link text, without emphasis or code marks and escapes)."""
+    (tmp_path / "spec.md").write_text(GFM_TABLES, encoding="utf-8")
+    chunks = read_document(tmp_path / "spec.md", OPTIONS, doc_id="spec")
+    rows = [(c.section, c.row_number, c.text) for c in chunks if c.row_number is not None]
+    assert rows == [
+        (
+            "Fixed Fields",
+            1,
+            'Field Name: <a name="securitySchemeType"></a>type; Type: `string`; '
+            'Description: Valid values are `"apiKey"`, `"http"`.',
+        ),
+        (
+            "Fixed Fields",
+            2,
+            "Field Name: [`format`](#dataTypeFormat); Type: `string`; Description: The extending format.",
+        ),
+        ("Revisions", 1, "Ver.: 1.6.6; Ballot: 192; Effective*: 2017-07-28"),
+    ]
+    # Without leading pipes, a delimiter row must have the header's number of cells (here 2 against 3).
+    prose = [c for c in chunks if c.section == "Not a table"]
+    assert len(prose) == 1 and prose[0].row_number is None and "3 | 4" in prose[0].text

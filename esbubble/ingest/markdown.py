@@ -26,7 +26,13 @@ BUCKET = "Text"
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^(```|~~~)")
-_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# A GFM delimiter row: cells of one or more hyphens, each with an optional colon either side.
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+# A header cell's link, the marks around it and its backslash escapes: ``**Ver.**`` is "Ver.",
+# ``[`format`](#dataTypeFormat)`` is "format".
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HEADER_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def read_utf8_text(path: Path) -> str:
@@ -44,17 +50,35 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+def _header(cell: str) -> str:
+    """A header cell as a label: a link as its text, without the emphasis or code marks around it,
+    its escapes undone."""
+    label = _LINK.sub(r"\1", cell)
+    match = _HEADER_MARKS.match(label)
+    return _ESCAPE.sub(r"\1", match.group(2) if match else label)
+
+
+def _is_table(lines: list[str]) -> bool:
+    """A GFM pipe table: a header row, then a delimiter row (``---``, ``:-:``, ``-``), then its rows.
+
+    Leading pipes are optional, as in GFM ("Field Name | Type" over "---|:---:"); without them the
+    delimiter row must hold a pipe and as many cells as the header, or a paragraph line with a "|"
+    above a line of hyphens would pass for a table.
+    """
+    if len(lines) < 2 or not _TABLE_SEPARATOR.match(lines[1]):
+        return False
+    if all(line.lstrip().startswith("|") for line in lines):
+        return True
+    return "|" in lines[1] and len(_cells(lines[0])) == len(_cells(lines[1]))
+
+
 def _block(outline: Outline, lines: list[str], first_line: int) -> None:
     """A paragraph, fenced block or pipe table whose first line is ``first_line`` (1-based)."""
     if not lines:
         return
-    if (
-        len(lines) >= 2
-        and all(ln.lstrip().startswith("|") for ln in lines)
-        and _TABLE_SEPARATOR.match(lines[1])
-    ):
+    if _is_table(lines):
         rows = [(number, _cells(line)) for number, line in enumerate(lines[2:], start=1)]
-        outline.table(_cells(lines[0]), rows)
+        outline.table([_header(cell) for cell in _cells(lines[0])], rows)
         return
     outline.paragraph("\n".join(lines), lines=(first_line, first_line + len(lines) - 1))
 
