@@ -127,8 +127,7 @@ def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path
         (
             "Fixed Fields",
             1,
-            'Field Name: <a name="securitySchemeType"></a>type; Type: `string`; '
-            'Description: Valid values are `"apiKey"`, `"http"`.',
+            'Field Name: type; Type: `string`; Description: Valid values are `"apiKey"`, `"http"`.',
         ),
         (
             "Fixed Fields",
@@ -140,3 +139,31 @@ def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path
     # Without leading pipes, a delimiter row must have the header's number of cells (here 2 against 3).
     prose = [c for c in chunks if c.section == "Not a table"]
     assert len(prose) == 1 and prose[0].row_number is None and "3 | 4" in prose[0].text
+
+
+ANCHORS = """# Info Object
+
+<a name="infoObject"></a>The object provides metadata about the API.
+<a id="line-of-its-own"></a>
+Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> stays.
+
+```html
+<a id="kept"></a>
+```
+"""
+
+
+def test_empty_html_anchors_are_not_text(tmp_path: Path) -> None:
+    """An empty anchor (``<a name="…"></a>``) renders as nothing, so it is not in a chunk's text;
+    one quoted in a code span or a fenced block is text, and so is a link with content."""
+    (tmp_path / "info.md").write_text(ANCHORS, encoding="utf-8")
+    chunks = read_document(tmp_path / "info.md", OPTIONS, doc_id="info")
+    texts = [c.text for c in chunks]
+    joined = "\n".join(texts)
+    assert "The object provides metadata about the API." in joined
+    assert '<a name="infoObject">' not in joined
+    assert 'Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> stays.' in joined
+    # a line of anchors only is not a paragraph break: the paragraph around it stays one, lines 3-5
+    paragraph = next(c for c in chunks if "metadata about the API. Write `" in c.text)
+    assert (paragraph.line_start, paragraph.line_end) == (3, 5)
+    assert '<a id="kept"></a>' in joined

@@ -3,7 +3,8 @@
 ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
 block is one paragraph; a pipe table gives one chunk per row
-(``Header: value; …``). The document's title (for ``context``) is its first
+(``Header: value; …``); empty HTML anchors (``<a name="x"></a>``) outside
+code are not text. The document's title (for ``context``) is its first
 H1, else the file stem. Short paragraphs join a neighbour (see
 ``fragments``); long ones are cut into token-bounded segments between
 sentences. Every paragraph keeps the lines it was read from.
@@ -33,6 +34,11 @@ _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _HEADER_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# An empty HTML anchor (``<a name="oasInfo"></a>``, ``<a id='x'></a>``) renders as nothing: it is a link
+# target for the page, not text. Code spans are matched first so that one quoted in code stays.
+_ANCHOR = re.compile(
+    r"(`+).+?\1|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?", re.IGNORECASE
+)
 
 
 def read_utf8_text(path: Path) -> str:
@@ -44,6 +50,13 @@ def read_utf8_text(path: Path) -> str:
     if "\x00" in text:
         raise IngestError("file contains NUL bytes; it looks like a binary file", hint="check the file")
     return text
+
+
+def _without_anchors(line: str) -> str:
+    """The line without its empty HTML anchors (outside code spans)."""
+    if "<" not in line:
+        return line
+    return _ANCHOR.sub(lambda match: match.group(0) if match.group(1) else "", line)
 
 
 def _cells(line: str) -> list[str]:
@@ -108,12 +121,18 @@ def _events(text: str) -> list[_Heading | _Lines]:
         block, start = [], next_start
 
     fence: str | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.splitlines(), start=1):
         if fence is not None:
-            block.append(line)
-            if line.strip().startswith(fence):
+            block.append(raw)
+            if raw.strip().startswith(fence):
                 flush(number + 1)
                 fence = None
+            continue
+        line = _without_anchors(raw)
+        if raw.strip() and not line.strip():
+            # a line of anchors only: nothing to read, and no paragraph break either
+            if block:
+                block.append(line)  # so the block's last line number stays right
             continue
         fenced = _FENCE.match(line.strip())
         if fenced:
