@@ -12,6 +12,7 @@ from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
+from esbubble.ingest.pdf import join_lines
 
 
 def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:
@@ -149,3 +150,48 @@ def test_short_pdf_paragraphs_join_within_their_page(tmp_path: Path) -> None:
     [chunk] = read_document(tmp_path / "n.pdf", IngestOptions(), doc_id="n.pdf")
     assert chunk.text == "Note: Every lap is sealed and rolled flat before the inspection is booked. See 4.2."
     assert chunk.chunk_id == chunk_id("n.pdf", "page=1/para=0+1+2/part=0")
+
+
+def test_words_hyphenated_at_a_line_end_are_whole_again(tmp_path: Path) -> None:
+    """Typeset lines break words at the margin; the chunk holds the word, not two halves the engine
+    would index as terms no question uses. A compound the document writes with its hyphen keeps it."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    lines = [
+        "Variables are exported to child processes via the envi-",
+        "ronment, and a run-time file is kept for each run-",
+        "time service; pre- and post-processing use the RLE-",
+        "coded form, which is hard-",
+        "to-find. The next line starts a Sentence-",
+        "Case word.",
+    ]
+    pdf.multi_cell(0, 6, "\n".join(lines), new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "h.pdf"))
+    [chunk] = read_document(tmp_path / "h.pdf", IngestOptions(), doc_id="h.pdf")
+    assert chunk.text == (
+        "Variables are exported to child processes via the environment, and a run-time file is kept"
+        " for each run-time service; pre- and post-processing use the RLE-coded form, which is"
+        " hard-to-find. The next line starts a Sentence- Case word."
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "words", "joined"),
+    [
+        (["the envi-", "ronment"], set(), "the environment"),
+        (["a run-", "time file"], {"run-time"}, "a run-time file"),
+        (["a run-", "time file"], {"run-time", "runtime"}, "a runtime file"),  # the document closes it
+        (["pre-", "and post-"], set(), "pre- and post-"),
+        (["hard-", "to-find"], set(), "hard-to-find"),
+        (["E-", "mail"], set(), "E-mail"),
+        (["YYMMDDhhmm-", "hh"], set(), "YYMMDDhhmm-hh"),
+        (["IMPLEMEN-", "TATION"], set(), "IMPLEMEN- TATION"),  # upper case: left as it is
+        (["range 1 -", "9"], set(), "range 1 - 9"),
+        (["one", "two"], set(), "one two"),
+    ],
+)
+def test_join_lines_reads_a_line_end_hyphen_against_the_documents_words(
+    lines: list[str], words: set[str], joined: str
+) -> None:
+    assert join_lines(lines, frozenset(words)) == joined

@@ -8,8 +8,9 @@ are headings and name the section of what follows, across pages. Headings
 are not chunks of their own: they live on in the ``section`` of the chunks
 below them. Text before the first heading has the file name as its section.
 Page numbers, running headers and footers and table-of-contents lines are
-dropped (``drop_furniture``). The title in each chunk's ``context`` is the
-PDF's own title, else the file stem.
+dropped (``drop_furniture``); a word hyphenated at a line's end is joined
+again (``join_lines``). The title in each chunk's ``context`` is the PDF's
+own title, else the file stem.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ _RUNNING_PAGES = 3
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
+# A word and a hyphenated compound ("run-time"), and the end of a line that breaks a word with a hyphen.
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_BROKEN = re.compile(r"[^\W\d_]+[-\u00ad\u2010]$")
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+# "pre- and post-processing": a hyphen left hanging on purpose, before one of these words.
+_SUSPENDED = frozenset({"and", "or", "nor", "to"})
 
 
 @dataclass
@@ -93,8 +100,49 @@ def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
     return line.size >= body[0] * _HEADING_SCALE or (line.bold and not body[1] and line.size >= body[0])
 
 
-def _blocks(lines: list[_Line], body: tuple[float, bool]) -> list[tuple[bool, str]]:
-    """``(is_heading, text)`` blocks of one page, in reading order."""
+def vocabulary(pages: list[list[_Line]]) -> frozenset[str]:
+    """The document's words and hyphenated compounds, lower-cased: what a line-end hyphen is read against."""
+    return frozenset(word.lower() for lines in pages for line in lines for word in _WORD.findall(line.text))
+
+
+def _suspended(text: str, following: re.Match[str]) -> bool:
+    """The next line starts with "and"/"or" as a word of its own (not "to-find")."""
+    return following.group() in _SUSPENDED and not text[following.end() :].startswith("-")
+
+
+def join_lines(texts: list[str], words: frozenset[str]) -> str:
+    """A block's lines as one text, a word hyphenated at a line's end whole again.
+
+    Typesetting breaks words at the margin ("the envi-" / "ronment"), which the engine would index as two
+    terms no question uses. When the next line goes on in lower case, the hyphen goes (``environment``),
+    unless the document writes the hyphenated compound and never the closed word ("run-time"), the
+    part before it is an acronym or code ("RLE-coded") or the next line goes on with the compound
+    ("hard-" / "to-find"). A hyphen before "and"/"or" is left hanging ("pre- and post-"). Lines that
+    break no word join with a space.
+    """
+    joined = texts[0] if texts else ""
+    for text in texts[1:]:
+        broken = _BROKEN.search(joined)
+        following = _FIRST_WORD.match(text)
+        if broken is None or following is None or not text[0].islower() or _suspended(text, following):
+            joined = f"{joined} {text}"
+            continue
+        head, tail = broken.group()[:-1], following.group()
+        compound = f"{head}-{tail}".lower()
+        closed = f"{head}{tail}".lower()
+        # an acronym or code before the hyphen ("RLE-coded", "YYMMDDhhmm-hh") is no syllable, nor is the
+        # first hyphen of a longer compound ("hard-" / "to-find")
+        keep = (
+            not head[1:].islower()
+            or text[following.end() :].startswith("-")
+            or (compound in words and closed not in words)
+        )
+        joined = f"{joined[:-1]}{'-' if keep else ''}{text}"
+    return joined
+
+
+def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[tuple[bool, str]]:
+    """``(is_heading, text)`` blocks of one page, in reading order (``words``: see ``join_lines``)."""
     gaps = Counter(
         round(a.y - b.y)
         for a, b in itertools.pairwise(lines)
@@ -119,7 +167,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool]) -> list[tuple[bool, st
         else:
             blocks[-1][1].append(line.text)
         previous = line
-    return [(heading, " ".join(texts)) for heading, texts in blocks]
+    return [(heading, join_lines(texts, words)) for heading, texts in blocks]
 
 
 def _furniture_key(line: _Line) -> str:
@@ -181,12 +229,13 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     except (PyPdfError, ValueError, KeyError, TypeError, IndexError, RecursionError) as error:
         raise IngestError(f"not a readable PDF ({type(error).__name__}: {error})") from None
     body = _body_style(pages)
+    words = vocabulary(pages)
     section = path.name
     path_steps: list[str] = []
     blocks: list[Block] = []
     for number, lines in enumerate(pages, start=1):
         paragraph = 0
-        for heading, text in _blocks(lines, body):
+        for heading, text in _blocks(lines, body, words):
             if heading:
                 section, path_steps = text, [text]
                 continue
