@@ -242,3 +242,51 @@ def test_a_group_header_over_the_column_names_is_not_taken_for_metadata(tmp_path
         "DRAFT Title: Impact; Risk Metrics Name: integrity-impact; Risk Metrics Alt: I;"
         " Risk Metrics System: CVSSv3; Risk Metrics Notes: x"
     ]
+
+
+def _reference_workbook(path: Path) -> Path:
+    """A code list naming regions, and two sheets that refer to them by code only."""
+    book = openpyxl.Workbook()
+    names = book.active
+    assert names is not None
+    names.title = "Regions"
+    names.append(["Code", "Level", "Name"])
+    regions = [
+        ("NO08", "Oslo og Viken"),
+        ("NO081", "Oslo"),
+        ("NO082", "Viken"),
+        ("NO09", "Agder og Sør-Østlandet"),
+        ("NO091", "Vestfold og Telemark"),
+        ("NO092", "Agder"),
+        ("BE10", "Région de Bruxelles-Capitale"),
+        ("BE100", "Bruxelles"),
+        ("BE21", "Prov. Antwerpen"),
+    ]
+    for code, name in regions:
+        names.append([code, len(code) - 2, name])
+    names.append(["NOZ", 1, "Extra-Regio"])  # a code without digits: no code to link
+    metro = book.create_sheet("Metropolitan")
+    metro.append(["NUTS_ID", "METRO", "Region"])
+    for code, flag in [("NO081", "Y"), ("NO082", "N"), ("BE100", "Y"), ("DE300", "Y"), ("NOZ", "N")]:
+        metro.append([code, flag, f"{code[:2]}001MC" if flag == "Y" else None])
+    notes = book.create_sheet("Changes")
+    notes.append(["Code", "Label", "Change"])
+    notes.append(["NO082", "Viken", "new; made from ex-NO012"])
+    book.save(path)
+    return path
+
+
+def test_a_row_naming_a_code_another_sheet_labels_gets_the_label_in_its_context(tmp_path: Path) -> None:
+    """Cross-sheet questions name the thing ("is Oslo metropolitan?"); the row that answers holds its
+    code only. Its context (searched, weighted lower) names the code; its text stays the sheet's."""
+    chunks = read_document(_reference_workbook(tmp_path / "r.xlsx"), OPTIONS, doc_id="r.xlsx")
+    metro = {c.text: c.context for c in chunks if c.section == "Metropolitan"}
+    headers = "r > Metropolitan | NUTS_ID, METRO, Region"
+    assert metro["NUTS_ID: NO081; METRO: Y; Region: NO001MC"] == f"{headers} | NO081 = Oslo"
+    assert metro["NUTS_ID: BE100; METRO: Y; Region: BE001MC"] == f"{headers} | BE100 = Bruxelles"
+    assert metro["NUTS_ID: DE300; METRO: Y; Region: DE001MC"] == headers  # no sheet names it
+    assert metro["NUTS_ID: NOZ; METRO: N"] == headers  # not a code
+    # a row that already says the label, and the rows of the table that names the codes, are left alone
+    changes = next(c for c in chunks if c.section == "Changes")
+    assert changes.context == "r > Changes | Code, Label, Change"
+    assert all(c.context == "r > Regions | Code, Level, Name" for c in chunks if c.section == "Regions")

@@ -21,7 +21,8 @@ one gives it once. Formulas are read as the cached value Excel saved; a
 formula without one (written by a library, never recalculated) is kept as its
 formula text (``=C5*D5``) rather than dropped. Each chunk's ``context`` is the
 workbook title (its core title, else the file stem), the sheet name and the
-sheet's column headers.
+sheet's column headers, then the labels of the codes it holds that another
+table of the workbook names (``links``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
+from esbubble.ingest.links import TableRow, code_labels, links
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.package import check_package
 from esbubble.ingest.values import render_value
@@ -254,21 +256,36 @@ def _side_tables(grid: _Grid) -> list[tuple[int, int]]:
     return [block for block, rows in zip(blocks, filled, strict=True) if 2 * rows < main]
 
 
-def _sheet_drafts(title: str, name: str, grid: _Grid, options: IngestOptions) -> list[Draft]:
+@dataclass(frozen=True)
+class _Row:
+    """A table row before it becomes drafts: where it is, its cells and its context."""
+
+    scope: str
+    sheet: str
+    number: int
+    cells: list[Cell]
+    context: str
+
+    @property
+    def linkable(self) -> TableRow:
+        return TableRow(self.scope, tuple(self.cells))
+
+
+def _sheet_rows(title: str, name: str, grid: _Grid) -> list[_Row]:
     """The sheet's main table, then each side table read as a table of its own."""
     sides = _side_tables(grid)
     if not sides:
-        return _table_drafts(title, name, grid, options, scope=f"sheet={name}")
+        return _table_rows(title, name, grid, scope=f"sheet={name}")
     side_columns = {col for lo, hi in sides for col in range(lo, hi + 1)}
     main = grid.restricted(lambda col: col not in side_columns)
-    drafts = _table_drafts(title, name, main, options, scope=f"sheet={name}")
+    rows = _table_rows(title, name, main, scope=f"sheet={name}")
     for lo, hi in sides:
         side = grid.restricted(range(lo, hi + 1).__contains__)
-        drafts.extend(_table_drafts(title, name, side, options, scope=f"sheet={name}/cols={lo}-{hi}"))
-    return drafts
+        rows.extend(_table_rows(title, name, side, scope=f"sheet={name}/cols={lo}-{hi}"))
+    return rows
 
 
-def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *, scope: str) -> list[Draft]:
+def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]:
     key_value = _is_key_value(grid)
     header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
@@ -280,7 +297,7 @@ def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *,
             horizontal_merges={},
         )
     )
-    drafts: list[Draft] = []
+    rows: list[_Row] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
             continue
@@ -293,16 +310,27 @@ def _table_drafts(title: str, name: str, grid: _Grid, options: IngestOptions, *,
                 for col, value in sorted(cells.items())
             ]
         )
+        context = chunk_context(title, [name], [] if above_header else columns)
+        rows.append(_Row(scope, name, row, row_cells, context))
+    return rows
+
+
+def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
+    """Every row's drafts, its context naming the codes other tables label (``links``)."""
+    labels = code_labels([row.linkable for row in rows])
+    drafts: list[Draft] = []
+    for row in rows:
+        named = links(row.linkable, labels) if labels else []
         drafts.extend(
             row_drafts(
-                f"{scope}/row={row}",
-                row_cells,
+                f"{row.scope}/row={row.number}",
+                row.cells,
                 options,
-                section=name,
-                default_bucket=name,
-                sheet_name=name,
-                row_number=row,
-                context=chunk_context(title, [name], [] if above_header else columns),
+                section=row.sheet,
+                default_bucket=row.sheet,
+                sheet_name=row.sheet,
+                row_number=row.number,
+                context=f"{row.context} | {'; '.join(named)}" if named else row.context,
             )
         )
     return drafts
@@ -314,9 +342,9 @@ def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
     title = " ".join(str(values.properties.title or "").split()) or path.stem
-    drafts: list[Draft] = []
+    rows: list[_Row] = []
     for sheet in values.worksheets:
         if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
             continue
-        drafts.extend(_sheet_drafts(title, sheet.title, _grid(sheet, formulas), options))
-    return finish(doc_id, "xlsx", drafts, options)
+        rows.extend(_sheet_rows(title, sheet.title, _grid(sheet, formulas)))
+    return finish(doc_id, "xlsx", _drafts(rows, options), options)
