@@ -70,3 +70,13 @@ def test_links_only_name_codes_the_row_holds(pairs: list[tuple[str, str]]) -> No
     for note in links(probe, labels):
         code, _, label = note.partition(" = ")
         assert code in {c for c, _ in pairs} and labels[code][1] == label
+
+
+def test_a_label_is_one_line_and_short() -> None:
+    rows = [
+        TableRow("sheet=Names", (Cell("Code", f"AT11{n}"), Cell("Name", f"Burgen\n  land {n} " + "x" * 90)))
+        for n in range(5)
+    ]
+    label = code_labels(rows)["AT110"][1]
+    assert label.startswith("Burgen land 0 x") and "\n" not in label
+    assert len(label) == 80 and label.endswith("…")

@@ -45,7 +45,7 @@ def _label(cells: Sequence[Cell], key: str) -> str | None:
     """The row's first value of words that is not itself a code, cut to a short label."""
     for cell in cells:
         if cell.header != key and _WORDS.search(cell.value) and not is_code(cell.value):
-            value = cell.value
+            value = " ".join(cell.value.split())
             return value if len(value) <= _MAX_LABEL_CHARS else value[: _MAX_LABEL_CHARS - 1] + "…"
     return None
 
