@@ -105,11 +105,6 @@ def vocabulary(pages: list[list[_Line]]) -> frozenset[str]:
     return frozenset(word.lower() for lines in pages for line in lines for word in _WORD.findall(line.text))
 
 
-def _suspended(text: str, following: re.Match[str]) -> bool:
-    """The next line starts with "and"/"or" as a word of its own (not "to-find")."""
-    return following.group() in _SUSPENDED and not text[following.end() :].startswith("-")
-
-
 def join_lines(texts: list[str], words: frozenset[str]) -> str:
     """A block's lines as one text, a word hyphenated at a line's end whole again.
 
@@ -117,26 +112,29 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     terms no question uses. When the next line goes on in lower case, the hyphen goes (``environment``),
     unless the document writes the hyphenated compound and never the closed word ("run-time"), the
     part before it is an acronym or code ("RLE-coded") or the next line goes on with the compound
-    ("hard-" / "to-find"). A hyphen before "and"/"or" is left hanging ("pre- and post-"). Lines that
-    break no word join with a space.
+    ("hard-" / "to-find"). A hyphen before "and"/"or" as a word of its own is left hanging ("pre- and
+    post-"). Lines that break no word join with a space.
     """
     joined = texts[0] if texts else ""
     for text in texts[1:]:
         broken = _BROKEN.search(joined)
         following = _FIRST_WORD.match(text)
-        if broken is None or following is None or not text[0].islower() or _suspended(text, following):
+        tail = following.group() if following else ""
+        # the next line goes on with the compound ("hard-" / "to-find")
+        compound_goes_on = following is not None and text[following.end() :].startswith("-")
+        if (
+            broken is None
+            or not tail
+            or not text[0].islower()
+            or (tail in _SUSPENDED and not compound_goes_on)
+        ):
             joined = f"{joined} {text}"
             continue
-        head, tail = broken.group()[:-1], following.group()
+        head = broken.group()[:-1]
         compound = f"{head}-{tail}".lower()
         closed = f"{head}{tail}".lower()
-        # an acronym or code before the hyphen ("RLE-coded", "YYMMDDhhmm-hh") is no syllable, nor is the
-        # first hyphen of a longer compound ("hard-" / "to-find")
-        keep = (
-            not head[1:].islower()
-            or text[following.end() :].startswith("-")
-            or (compound in words and closed not in words)
-        )
+        # an acronym or code before the hyphen ("RLE-coded", "YYMMDDhhmm-hh") is no syllable
+        keep = not head[1:].islower() or compound_goes_on or (compound in words and closed not in words)
         joined = f"{joined[:-1]}{'-' if keep else ''}{text}"
     return joined
 

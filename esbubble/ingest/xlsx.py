@@ -266,10 +266,6 @@ class _Row:
     cells: list[Cell]
     context: str
 
-    @property
-    def linkable(self) -> TableRow:
-        return TableRow(self.scope, tuple(self.cells))
-
 
 def _sheet_rows(title: str, name: str, grid: _Grid) -> list[_Row]:
     """The sheet's main table, then each side table read as a table of its own."""
@@ -317,10 +313,11 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
 
 def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
     """Every row's drafts, its context naming the codes other tables label (``links``)."""
-    labels = code_labels([row.linkable for row in rows])
+    linkable = [TableRow(row.scope, tuple(row.cells)) for row in rows]
+    labels = code_labels(linkable)
     drafts: list[Draft] = []
-    for row in rows:
-        named = links(row.linkable, labels) if labels else []
+    for row, table_row in zip(rows, linkable, strict=True):
+        named = links(table_row, labels) if labels else []
         drafts.extend(
             row_drafts(
                 f"{row.scope}/row={row.number}",
