@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fpdf import FPDF
@@ -12,7 +13,7 @@ from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.ingest.pdf import join_lines
+from esbubble.ingest.pdf import heading_path, join_lines
 
 
 def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:
@@ -195,3 +196,77 @@ def test_join_lines_reads_a_line_end_hyphen_against_the_documents_words(
     lines: list[str], words: set[str], joined: str
 ) -> None:
     assert join_lines(lines, frozenset(words)) == joined
+
+
+def test_headings_form_a_path_and_a_bold_first_word_is_no_heading(tmp_path: Path) -> None:
+    """A numbered heading sits at its number's depth, an unnumbered one (a table's header row) below
+    the last numbered heading; each chunk's context carries the whole path. A table row that opens
+    with a bold word is text, not a heading that would swallow it."""
+    pdf = FPDF()
+    pdf.add_page()
+
+    def line(text: str, style: str = "", size: int = 11) -> None:
+        pdf.set_font("Helvetica", style, size)
+        pdf.cell(0, 8, text, new_x="LMARGIN", new_y="NEXT")
+
+    line("5. The /var Hierarchy", "B", 16)
+    line("Variable data files live here.")
+    pdf.ln(6)
+    line("5.10. /var/log : Log files", "B", 13)
+    line("This directory contains miscellaneous log files.")
+    pdf.ln(6)
+    line("5.10.2. Specific Options", "B", 11)
+    line("The following files must be in /var/log.")
+    pdf.ln(6)
+    line("File Description", "B", 11)
+    pdf.set_font("Helvetica", "B", 11)
+    pdf.write(8, "lastlog")
+    pdf.set_font("Helvetica", "", 11)
+    pdf.write(8, " record of last login of each user and of every later session")
+    pdf.ln(14)
+    line("5.11. /var/mail : User mailbox files", "B", 13)
+    line("Mailbox files are stored in a standard format.")
+    pdf.output(str(tmp_path / "fhs.pdf"))
+    chunks = read_document(tmp_path / "fhs.pdf", IngestOptions(min_chunk_tokens=0), doc_id="fhs.pdf")
+    assert [(c.section, c.context, c.text) for c in chunks] == [
+        ("5. The /var Hierarchy", "fhs > 5. The /var Hierarchy", "Variable data files live here."),
+        (
+            "5.10. /var/log : Log files",
+            "fhs > 5. The /var Hierarchy > 5.10. /var/log : Log files",
+            "This directory contains miscellaneous log files.",
+        ),
+        (
+            "5.10.2. Specific Options",
+            "fhs > 5. The /var Hierarchy > 5.10. /var/log : Log files > 5.10.2. Specific Options",
+            "The following files must be in /var/log.",
+        ),
+        (
+            "File Description",
+            "fhs > 5. The /var Hierarchy > 5.10. /var/log : Log files > 5.10.2. Specific Options"
+            " > File Description",
+            "lastlog record of last login of each user and of every later session",
+        ),
+        (
+            "5.11. /var/mail : User mailbox files",
+            "fhs > 5. The /var Hierarchy > 5.11. /var/mail : User mailbox files",
+            "Mailbox files are stored in a standard format.",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("headings", "path"),
+    [
+        ([("1 Introduction", 14.0), ("1.1 Scope", 12.0)], ["1 Introduction", "1.1 Scope"]),
+        ([("1 Introduction", 14.0), ("1.1 Scope", 12.0), ("2 Usage", 14.0)], ["2 Usage"]),
+        ([("3.2 Lists", 12.0), ("Rationale", 11.0), ("Notes", 11.0)], ["3.2 Lists", "Notes"]),
+        ([("3.2 Lists", 12.0), ("Rationale", 11.0), ("3.3 Loops", 12.0)], ["3.3 Loops"]),
+        ([("3.2 Lists", 12.0), ("Index", 16.0)], ["Index"]),  # set larger: not below the section
+        ([("Overview", 14.0), ("Details", 12.0)], ["Details"]),  # no numbers: the last heading
+    ],
+)
+def test_heading_path(headings: list[tuple[str, float]], path: list[str]) -> None:
+    trail: list[Any] = []
+    for text, size in headings:
+        trail = heading_path(trail, text, size)
+    assert [step.text for step in trail] == path

@@ -8,12 +8,24 @@ numbered per section, which is what their locators
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
 from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, row_drafts
 from esbubble.ingest.fragments import Block
 from esbubble.ingest.options import IngestOptions
+
+# A numbered heading (``15. Disclaimer``, ``1.2 Scope``, ``Section 3.1 Terms``): its number, whose depth
+# is the heading's level, and its title.
+NUMBERED = re.compile(
+    r"^\s*(?:section\s+|article\s+)?(\d{1,3}(?:\.\d{1,3})*)\.?\s+(\S.*?)\s*$", re.IGNORECASE
+)
+
+
+def number_depth(number: str) -> int:
+    """The level a heading's number gives: ``5`` 1, ``5.10.2`` 3."""
+    return number.count(".") + 1
 
 
 class Outline:

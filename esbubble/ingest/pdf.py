@@ -4,9 +4,12 @@ Text is collected with its position and font size. Lines further apart
 than 1.35× the usual line spacing (the most common gap between body
 lines), or more than twice the font size, start a new paragraph; lines set
 clearly larger than the body text (≥ 1.15×), or bold when the body is not,
-are headings and name the section of what follows, across pages. Headings
-are not chunks of their own: they live on in the ``section`` of the chunks
-below them. Text before the first heading has the file name as its section.
+are headings and name the section of what follows, across pages; a line's
+size and boldness are those of most of its characters. Headings are not
+chunks of their own: they live on in the ``section`` of the chunks below
+them, and their path (``heading_path``: numbered headings by their number's
+depth, others below the last numbered one) in the chunks' ``context``. Text
+before the first heading has the file name as its section.
 Page numbers, running headers and footers and table-of-contents lines are
 dropped (``drop_furniture``); a word hyphenated at a line's end is joined
 again (``join_lines``). The title in each chunk's ``context`` is the PDF's
@@ -18,9 +21,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pypdf
 from pypdf.errors import PyPdfError
@@ -29,6 +33,7 @@ from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Paragraph, chunk_context, finish
 from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
+from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
 
@@ -54,14 +59,19 @@ _SUSPENDED = frozenset({"and", "or", "nor", "to"})
 @dataclass
 class _Line:
     y: float
-    size: float
-    bold: bool
+    size: float = 0.0
+    bold: bool = False
     text: str = ""
     parts: list[str] = field(default_factory=list)
+    styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
 
 
 def _collect_lines(page: Any) -> list[_Line]:
-    """The page's text lines, top to bottom, with position, size and boldness."""
+    """The page's text lines, top to bottom, with position, size and boldness.
+
+    A line's size and boldness are those of most of its characters, so a table row or a term entry
+    that opens with a bold word (``**cat** Utility to concatenate files``) is not a bold line.
+    """
     lines: list[_Line] = []
 
     def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
@@ -73,15 +83,17 @@ def _collect_lines(page: Any) -> list[_Line]:
         for piece in text.split("\n"):
             if not piece.strip():
                 continue
-            last = lines[-1] if lines else None
-            if last is not None and abs(last.y - y) <= _SAME_LINE:
-                last.parts.append(piece)
-            else:
-                lines.append(_Line(y=y, size=round(size * scale, 1), bold=bold, parts=[piece]))
+            line = lines[-1] if lines else None
+            if line is None or abs(line.y - y) > _SAME_LINE:
+                line = _Line(y=y)
+                lines.append(line)
+            line.parts.append(piece)
+            line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
 
     page.extract_text(visitor_text=visit)
     for line in lines:
         line.text = normalise_space(" ".join(line.parts))
+        line.size, line.bold = line.styles.most_common(1)[0][0]
     return [line for line in lines if line.text]
 
 
@@ -139,8 +151,11 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     return joined
 
 
-def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[tuple[bool, str]]:
-    """``(is_heading, text)`` blocks of one page, in reading order (``words``: see ``join_lines``)."""
+def _blocks(
+    lines: list[_Line], body: tuple[float, bool], words: frozenset[str]
+) -> list[tuple[bool, str, float]]:
+    """``(is_heading, text, size)`` blocks of one page, in reading order (``words``: see ``join_lines``;
+    ``size``: the block's first line's)."""
     gaps = Counter(
         round(a.y - b.y)
         for a, b in itertools.pairwise(lines)
@@ -148,7 +163,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     )
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
-    blocks: list[tuple[bool, list[str]]] = []
+    blocks: list[tuple[bool, list[str], float]] = []
     previous: _Line | None = None
     for line in lines:
         heading = _is_heading(line, body)
@@ -161,11 +176,11 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
             or gap < 0  # a new column or a jump up the page
         )
         if new_block:
-            blocks.append((heading, [line.text]))
+            blocks.append((heading, [line.text], line.size))
         else:
             blocks[-1][1].append(line.text)
         previous = line
-    return [(heading, join_lines(texts, words)) for heading, texts in blocks]
+    return [(heading, join_lines(texts, words), size) for heading, texts, size in blocks]
 
 
 def _furniture_key(line: _Line) -> str:
@@ -216,6 +231,29 @@ def _title(reader: pypdf.PdfReader, path: Path) -> str:
     return title or path.stem
 
 
+class _Step(NamedTuple):
+    level: int
+    text: str
+    size: float
+    numbered: bool
+
+
+def heading_path(trail: Sequence[_Step], text: str, size: float) -> list[_Step]:
+    """The heading path after heading ``text`` (set at ``size``).
+
+    A numbered heading (``5.10.2. Specific Options``) sits at its number's depth. Any other heading
+    (``Rationale``, a table's ``File Description``) sits below the last numbered heading set at least
+    as large, or at the top when there is none; it replaces the heading it follows at that level.
+    """
+    match = NUMBERED.match(text)
+    if match is not None:
+        level = number_depth(match.group(1))
+    else:
+        parents = [step.level for step in trail if step.numbered and step.size >= size]
+        level = parents[-1] + 1 if parents else 1
+    return [step for step in trail if step.level < level] + [_Step(level, text, size, match is not None)]
+
+
 def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Paragraph chunks of every page; encrypted or text-less PDFs are refused."""
     try:
@@ -229,13 +267,13 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     body = _body_style(pages)
     words = vocabulary(pages)
     section = path.name
-    path_steps: list[str] = []
+    trail: list[_Step] = []
     blocks: list[Block] = []
     for number, lines in enumerate(pages, start=1):
         paragraph = 0
-        for heading, text in _blocks(lines, body, words):
+        for heading, text, size in _blocks(lines, body, words):
             if heading:
-                section, path_steps = text, [text]
+                section, trail = text, heading_path(trail, text, size)
                 continue
             blocks.append(
                 Paragraph(
@@ -243,7 +281,7 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
                     numbers=(paragraph,),
                     text=text,
                     section=section,
-                    context=chunk_context(title, path_steps),
+                    context=chunk_context(title, [step.text for step in trail]),
                     page=number,
                 )
             )

@@ -29,12 +29,9 @@ from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.markdown import BUCKET, read_utf8_text
 from esbubble.ingest.options import IngestOptions
-from esbubble.ingest.outline import Outline
+from esbubble.ingest.outline import NUMBERED, Outline, number_depth
 from esbubble.models import Chunk
 
-_NUMBERED = re.compile(
-    r"^\s*(?:section\s+|article\s+)?(\d{1,3}(?:\.\d{1,3})*)\.?\s+(\S.*?)\s*$", re.IGNORECASE
-)
 _TITLE_THEN_TEXT = re.compile(r"^([A-Z\"'“][^.!?]{1,60}[.:])\s+(\S.*)$")
 _UNDERLINE = re.compile(r"^\s*([-=*_~])\1{2,}\s*$")
 _MAX_TITLE_WORDS = 10
@@ -66,16 +63,16 @@ def _capitals(line: str) -> bool:
 
 def _numbered(line: str) -> tuple[int, str, str] | None:
     """``(level, heading, rest of the line)`` when ``line`` opens a numbered section."""
-    match = _NUMBERED.match(line)
+    match = NUMBERED.match(line)
     if match is None:
         return None
     number, title = match.group(1), match.group(2)
     label = f"{number}." if "." not in number else number
     split = _TITLE_THEN_TEXT.match(title)
     if split is not None and _title_like(split.group(1)):
-        return number.count(".") + 1, f"{label} {split.group(1)}", split.group(2)
+        return number_depth(number), f"{label} {split.group(1)}", split.group(2)
     if _title_like(title):
-        return number.count(".") + 1, f"{label} {title}", ""
+        return number_depth(number), f"{label} {title}", ""
     return None
 
 
@@ -87,7 +84,7 @@ def _heading(lines: list[str]) -> tuple[int, str, str] | None:
     numbered = _numbered(first)
     if numbered is not None:
         continued = following is not None and (
-            bool(_NUMBERED.match(following))
+            bool(NUMBERED.match(following))
             or (
                 not numbered[2]
                 and len(numbered[1].split()) > _SHORT_TITLE_WORDS
