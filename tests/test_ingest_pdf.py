@@ -270,3 +270,36 @@ def test_heading_path(headings: list[tuple[str, float]], path: list[str]) -> Non
     for text, size in headings:
         trail = heading_path(trail, text, size)
     assert [step.text for step in trail] == path
+
+
+def test_a_contents_page_goes_whole_and_roman_page_numbers_mark_running_heads(tmp_path: Path) -> None:
+    """A contents page leaves no chunk (an entry that wraps has no dot leader on its first line), and
+    a running head numbered in roman numerals (``ii PREFACE``, ``PREFACE iii``) is furniture."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    pdf.cell(0, 6, "Contents", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(
+        0,
+        6,
+        "1 Reading the specification of the waterproofing membrane and its",
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
+    for entry, page in [("laps", 1), ("2 Materials", 3), ("3 Warranty", 4), ("4 Inspection", 5)]:
+        pdf.cell(0, 6, f"{entry} {'.' * 50} {page}", new_x="LMARGIN", new_y="NEXT")
+    bodies = [
+        "The preface explains who wrote this specification and why.",
+        "Every membrane lap is sealed and rolled before inspection.",
+        "The inspector signs each sheet of the record when it is done.",
+    ]
+    for head, body in zip(["ii PREFACE", "PREFACE iii", "iv PREFACE"], bodies, strict=True):
+        pdf.add_page()
+        pdf.set_font("Helvetica", "", 9)
+        pdf.cell(0, 6, head, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(10)
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "c.pdf"))
+    chunks = read_document(tmp_path / "c.pdf", IngestOptions(min_chunk_tokens=0), doc_id="c.pdf")
+    assert [(c.page, c.text) for c in chunks] == list(zip([2, 3, 4], bodies, strict=True))

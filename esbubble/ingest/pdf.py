@@ -45,7 +45,9 @@ _SAME_LINE = 1.0
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 _EDGE_LINES = 2
 _RUNNING_PAGES = 3
-_DIGITS = re.compile(r"\d+")
+_CONTENTS_LINES = 3  # dot-leader lines a page needs, besides being half its lines, to be a contents page
+# What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
+_PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
 # A word and a hyphenated compound ("run-time"), and the end of a line that breaks a word with a hyphen.
@@ -184,8 +186,9 @@ def _blocks(
 
 
 def _furniture_key(line: _Line) -> str:
-    """A line with its digits removed: a running header is the same on every page but the number."""
-    return _DIGITS.sub("", line.text).strip().lower()
+    """A line without its page number (digits, or a roman numeral at either end): a running header is
+    the same on every page but the number (``ii CONTENTS``, ``CONTENTS iii``)."""
+    return _PAGE_DIGITS.sub("", line.text).strip().lower()
 
 
 def _edges(lines: list[_Line]) -> list[_Line]:
@@ -197,9 +200,11 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
 
     Page numbers (``7``, ``Page 7 of 12``, ``iv``) and running heads count
     only among the first and last two lines of a page; a running head is a
-    line that, digits aside, opens or closes at least three pages (every
-    page of a shorter document). A table-of-contents line is one with a dot
-    leader (``Introduction ........ 3``).
+    line that, its page number aside, opens or closes at least three pages
+    (every page of a shorter document). A table-of-contents line is one with
+    a dot leader (``Introduction ........ 3``); a page that is at least half
+    such lines (contents, lists of figures, an index) is dropped whole, as
+    what is left of it is index letters and entries cut off at a line break.
     """
     repeats: Counter[str] = Counter()
     for lines in pages:
@@ -207,6 +212,10 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     needed = min(_RUNNING_PAGES, len(pages))
     kept: list[list[_Line]] = []
     for lines in pages:
+        leaders = sum(1 for line in lines if _DOT_LEADER.search(line.text))
+        if leaders >= _CONTENTS_LINES and 2 * leaders >= len(lines):
+            kept.append([])
+            continue
         edges = {id(line) for line in _edges(lines)}
 
         def furniture(line: _Line, edges: set[int] = edges) -> bool:
