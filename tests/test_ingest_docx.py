@@ -100,3 +100,32 @@ def test_text_in_smart_tags_insertions_and_fields_is_read_and_generated_lists_ar
         ("Glossary", "Term: Event Port; Definition: A display device."),
         ("Glossary", "Logs are kept on board."),
     ]
+
+
+def test_house_heading_styles_are_headings(tmp_path: Path) -> None:
+    """A style based on a ``Heading n`` style, or with an outline level of its own, is a heading (as
+    in Word's navigation pane); an outline level set on one paragraph by hand is not (a cover page's
+    ``Version 5.1``), nor is a paragraph of a heading style given the body level."""
+    document = docx.Document()
+    appendix = document.styles.add_style("AppendixHeading1", WD_STYLE_TYPE.PARAGRAPH)
+    appendix.base_style = document.styles["Heading 1"]
+    clause = document.styles.add_style("Clause", WD_STYLE_TYPE.PARAGRAPH)
+    clause.base_style = document.styles["Normal"]
+    clause.element.get_or_add_pPr().append(parse_xml(f'<w:outlineLvl {_W} w:val="1"/>'))
+    plain = document.styles.add_style("Plain clause", WD_STYLE_TYPE.PARAGRAPH)
+    plain.base_style = clause
+    plain.element.get_or_add_pPr().append(parse_xml(f'<w:outlineLvl {_W} w:val="9"/>'))
+    cover = document.add_paragraph("Version 5.1")
+    cover._p.get_or_add_pPr().append(parse_xml(f'<w:outlineLvl {_W} w:val="0"/>'))
+    document.add_paragraph("Examples", style="AppendixHeading1")
+    document.add_paragraph("Minimal log file", style="Clause")
+    document.add_paragraph("A log file with one run and no results.")
+    document.add_paragraph("Body text in a clause style set to the body level.", style="Plain clause")
+    document.save(str(tmp_path / "h.docx"))
+    options = OPTIONS.model_copy(update={"min_chunk_tokens": 0})
+    chunks = read_document(tmp_path / "h.docx", options, doc_id="h.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("h.docx", "Version 5.1"),
+        ("Examples > Minimal log file", "A log file with one run and no results."),
+        ("Examples > Minimal log file", "Body text in a clause style set to the body level."),
+    ]

@@ -43,6 +43,10 @@ _HEADING = re.compile(r"^Heading (\d)$")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
+_OUTLINE_LEVEL = qn("w:outlineLvl")
+_VAL = qn("w:val")
+_BODY_LEVEL = 9
+_STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a loop ends here)
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 
 
@@ -58,13 +62,30 @@ def _open(path: Path) -> Any:
         raise IngestError(f"not a readable .docx document ({type(error).__name__}: {error})") from None
 
 
+def _outline_level(style: Any) -> int | None:
+    """The outline level a paragraph style sets, if any: 0-8 for a heading's, 9 for body text."""
+    properties = style.element.pPr
+    found = properties.find(_OUTLINE_LEVEL) if properties is not None else None
+    value = found.get(_VAL) if found is not None else None
+    return int(value) if value is not None and value.isdigit() else None
+
+
 def heading_level(paragraph: Paragraph) -> int | None:
-    """1-9 for ``Heading n`` styles, 0 for ``Title``, None for body text."""
-    name = paragraph.style.name if paragraph.style is not None else ""
-    if name == "Title":
+    """0 for ``Title``; 1-9 for a heading: a ``Heading n`` style, or a style based on one or with an
+    outline level of its own (a house style such as ``AppendixHeading1``); None for body text.
+
+    An outline level set on a single paragraph by hand is not read: cover pages use it for lines
+    such as ``Version 5.1``, which are text, not the section of all that follows.
+    """
+    style = paragraph.style
+    if style is not None and style.name == "Title":
         return 0
-    match = _HEADING.match(name or "")
-    return int(match.group(1)) if match else None
+    outline, seen = None, 0
+    while outline is None and style is not None and seen < _STYLE_DEPTH:
+        match = _HEADING.match(style.name or "")
+        outline = int(match.group(1)) - 1 if match else _outline_level(style)
+        style, seen = style.base_style, seen + 1
+    return outline + 1 if outline is not None and outline < _BODY_LEVEL else None
 
 
 def _shown(run: Any, paragraph: Any) -> bool:
