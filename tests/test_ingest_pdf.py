@@ -7,13 +7,16 @@ from typing import Any
 
 import pytest
 from fpdf import FPDF
+from fpdf.fonts import CORE_FONTS_CHARWIDTHS
 from ingest_files import OPTIONS, SAMPLE, make_pdf
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, NameObject, NumberObject
 
 from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.ingest.pdf import heading_path, join_lines
+from esbubble.ingest.pdf import heading_path, join_lines, run_width
 
 
 def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:
@@ -303,3 +306,54 @@ def test_a_contents_page_goes_whole_and_roman_page_numbers_mark_running_heads(tm
     pdf.output(str(tmp_path / "c.pdf"))
     chunks = read_document(tmp_path / "c.pdf", IngestOptions(min_chunk_tokens=0), doc_id="c.pdf")
     assert [(c.page, c.text) for c in chunks] == list(zip([2, 3, 4], bodies, strict=True))
+
+
+def _with_widths(path: Path) -> Path:
+    """The PDF with its Helvetica given its glyph widths (``/Widths``), as most PDFs give them; fpdf
+    leaves them out for the standard fonts, whose widths a reader is expected to know."""
+    reader = PdfReader(path)
+    writer = PdfWriter(clone_from=reader)
+    widths = CORE_FONTS_CHARWIDTHS["helvetica"]
+    for page in writer.pages:
+        for reference in page["/Resources"]["/Font"].values():
+            font = reference.get_object()
+            font[NameObject("/FirstChar")] = NumberObject(32)
+            font[NameObject("/LastChar")] = NumberObject(255)
+            font[NameObject("/Widths")] = ArrayObject(
+                NumberObject(widths[chr(code)]) for code in range(32, 256)
+            )
+    writer.write(path)
+    return path
+
+
+def test_a_lines_runs_are_joined_as_they_are_set(tmp_path: Path) -> None:
+    """Runs set one after the other make one word (a PDF splits words for kerning, and punctuation
+    follows a word); runs set apart, as in two columns, are two words. Without the font's widths,
+    runs are joined with a space."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    for run in ["Requ", "irements of ", "/var/log", ", kept ", "per host."]:
+        pdf.write(8, run)
+    pdf.ln(14)
+    pdf.cell(40, 8, "KDE")
+    pdf.cell(0, 8, "The desktop project.", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "runs.pdf"))
+    options = IngestOptions(min_chunk_tokens=0)
+    unknown = read_document(tmp_path / "runs.pdf", options, doc_id="runs.pdf")
+    assert [c.text for c in unknown] == [
+        "Requ irements of /var/log , kept per host.",
+        "KDE The desktop project.",
+    ]
+    chunks = read_document(_with_widths(tmp_path / "runs.pdf"), options, doc_id="runs.pdf")
+    assert [c.text for c in chunks] == [
+        "Requirements of /var/log, kept per host.",
+        "KDE The desktop project.",
+    ]
+
+
+def test_run_width_reads_a_simple_fonts_widths() -> None:
+    font = {"/FirstChar": 65, "/Widths": [600, 700]}  # A, B
+    assert run_width("AB", font) == 1300.0
+    assert run_width("AZ", font) == 600.0 + 500.0  # a code outside the table: the default advance
+    assert run_width("AB", {"/Subtype": "/Type0"}) is None and run_width("AB", None) is None

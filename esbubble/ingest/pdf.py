@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,6 +42,8 @@ _PARAGRAPH_GAP = 1.35
 _HEADING_SCALE = 1.15
 _MAX_HEADING_CHARS = 120
 _SAME_LINE = 1.0
+_WORD_GAP = 0.15  # a gap between two runs wider than this share of the font size separates words
+_DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 _EDGE_LINES = 2
 _RUNNING_PAGES = 3
@@ -66,35 +68,67 @@ class _Line:
     text: str = ""
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
+    end: float | None = None  # where the last run ends (x), when its font gives its glyphs' widths
+
+
+def run_width(text: str, font: Mapping[str, Any] | None) -> float | None:
+    """The advance of ``text`` in thousandths of the font size, from a simple font's ``/Widths``
+    (None for a font without them: a composite font, or none given)."""
+    widths = font.get("/Widths") if font else None
+    first = font.get("/FirstChar") if font else None
+    if widths is None or first is None:
+        return None
+    widths = widths.get_object() if hasattr(widths, "get_object") else widths
+    offset, known = int(first), len(widths)
+    return sum(
+        float(widths[code - offset]) if 0 <= code - offset < known else _DEFAULT_WIDTH
+        for code in map(ord, text)
+    )
 
 
 def _collect_lines(page: Any) -> list[_Line]:
     """The page's text lines, top to bottom, with position, size and boldness.
 
     A line's size and boldness are those of most of its characters, so a table row or a term entry
-    that opens with a bold word (``**cat** Utility to concatenate files``) is not a bold line.
+    that opens with a bold word (``**cat** Utility to concatenate files``) is not a bold line. Runs
+    of a line are joined as they are set: where pypdf gives no space between two, a space goes in
+    only when the next starts clear of the end of the one before (``KDE`` and ``The KDE desktop`` in
+    two columns), so a word set in two runs for kerning (``Requ`` ``irements``) stays one word.
+    Without the fonts' widths, runs are joined with a space.
     """
     lines: list[_Line] = []
 
     def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
-        if not text.strip():
+        if not text:
             return
+        x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
         scale = abs(tm[3] * cm[3]) or 1.0
+        across = tm[0] * cm[0] or 1.0
         bold = "bold" in str((font or {}).get("/BaseFont", "")).lower()
-        for piece in text.split("\n"):
-            if not piece.strip():
-                continue
+        for index, piece in enumerate(text.split("\n")):
             line = lines[-1] if lines else None
-            if line is None or abs(line.y - y) > _SAME_LINE:
+            same_line = line is not None and abs(line.y - y) <= _SAME_LINE
+            if not piece.strip():
+                if piece and line is not None and same_line:
+                    line.parts.append(piece)  # pypdf's own space between two runs of the line
+                    line.end = None
+                continue
+            if line is None or not same_line:
                 line = _Line(y=y)
                 lines.append(line)
+            elif not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
+                clear = index > 0 or line.end is None or x - line.end > _WORD_GAP * size * abs(across)
+                if clear:
+                    line.parts.append(" ")
             line.parts.append(piece)
             line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
+            width = run_width(piece, font) if index == 0 else None
+            line.end = None if width is None else x + width / 1000.0 * size * across
 
     page.extract_text(visitor_text=visit)
     for line in lines:
-        line.text = normalise_space(" ".join(line.parts))
+        line.text = normalise_space("".join(line.parts))
         line.size, line.bold = line.styles.most_common(1)[0][0]
     return [line for line in lines if line.text]
 
