@@ -357,3 +357,4 @@ def test_run_width_reads_a_simple_fonts_widths() -> None:
     assert run_width("AB", font) == 1300.0
     assert run_width("AZ", font) == 600.0 + 500.0  # a code outside the table: the default advance
     assert run_width("AB", {"/Subtype": "/Type0"}) is None and run_width("AB", None) is None
+    assert run_width("AB", {"/FirstChar": 65, "/Widths": ["wide", 700]}) is None  # damaged: no widths

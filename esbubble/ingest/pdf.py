@@ -71,19 +71,28 @@ class _Line:
     end: float | None = None  # where the last run ends (x), when its font gives its glyphs' widths
 
 
+def _resolved(value: Any) -> Any:
+    """A PDF object itself, where the font dictionary holds a reference to it."""
+    return value.get_object() if hasattr(value, "get_object") else value
+
+
 def run_width(text: str, font: Mapping[str, Any] | None) -> float | None:
     """The advance of ``text`` in thousandths of the font size, from a simple font's ``/Widths``
-    (None for a font without them: a composite font, or none given)."""
-    widths = font.get("/Widths") if font else None
-    first = font.get("/FirstChar") if font else None
+    (None for a font without them, a composite font or none given, or with widths that are not
+    numbers: the runs are then joined with a space)."""
+    if not font:
+        return None
+    widths, first = _resolved(font.get("/Widths")), _resolved(font.get("/FirstChar"))
     if widths is None or first is None:
         return None
-    widths = widths.get_object() if hasattr(widths, "get_object") else widths
-    offset, known = int(first), len(widths)
-    return sum(
-        float(widths[code - offset]) if 0 <= code - offset < known else _DEFAULT_WIDTH
-        for code in map(ord, text)
-    )
+    try:
+        offset, known = int(first), len(widths)
+        return sum(
+            float(_resolved(widths[code - offset])) if 0 <= code - offset < known else _DEFAULT_WIDTH
+            for code in map(ord, text)
+        )
+    except (TypeError, ValueError):
+        return None
 
 
 def _collect_lines(page: Any) -> list[_Line]:
