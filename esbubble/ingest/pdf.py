@@ -255,14 +255,14 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     needed = min(_RUNNING_PAGES, len(pages))
     kept: list[list[_Line]] = []
     for lines in pages:
-        leaders = sum(1 for line in lines if _DOT_LEADER.search(line.text))
-        if leaders >= _CONTENTS_LINES and 2 * leaders >= len(lines):
+        leaders = {id(line) for line in lines if _DOT_LEADER.search(line.text)}
+        if len(leaders) >= _CONTENTS_LINES and 2 * len(leaders) >= len(lines):
             kept.append([])
             continue
         edges = {id(line) for line in _edges(lines)}
 
-        def furniture(line: _Line, edges: set[int] = edges) -> bool:
-            if _DOT_LEADER.search(line.text):
+        def furniture(line: _Line, edges: set[int] = edges, leaders: set[int] = leaders) -> bool:
+            if id(line) in leaders:
                 return True
             if id(line) not in edges:
                 return False
@@ -320,12 +320,14 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     words = vocabulary(pages)
     section = path.name
     trail: list[_Step] = []
+    context = chunk_context(title)
     blocks: list[Block] = []
     for number, lines in enumerate(pages, start=1):
         paragraph = 0
         for heading, text, size in _blocks(lines, body, words):
             if heading:
                 section, trail = text, heading_path(trail, text, size)
+                context = chunk_context(title, [step.text for step in trail])
                 continue
             blocks.append(
                 Paragraph(
@@ -333,7 +335,7 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
                     numbers=(paragraph,),
                     text=text,
                     section=section,
-                    context=chunk_context(title, [step.text for step in trail]),
+                    context=context,
                     page=number,
                 )
             )
