@@ -108,6 +108,16 @@ class BubbleParams(_Section):
             " candidate matching it, over the best candidate's of all"
         ),
     )
+    spent_gain: float = Field(
+        default=0.02,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "coverage order: a candidate whose gain falls below this share of the best gain on the empty"
+            " bubble is spent and comes after every other, by its gain on the empty bubble times its"
+            " engine score over the best candidate's; 0: off"
+        ),
+    )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",
         description=(

@@ -239,6 +239,12 @@ class TraceRecord(_Record):
         " facets, each at the best weight any candidate has for it), whose chunk_share-th power also"
         " scales its facet weights in the gain (1 when off); None: older record",
     )
+    fill_value: float | None = Field(
+        default=None,
+        description="coverage order: a spent candidate's gain on the empty bubble times its engine score over"
+        " the best candidate's, which ordered it after every candidate whose gain was at least spent_gain"
+        " of the best; None: its gain ordered it (and under score order, and in older records)",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -334,6 +340,7 @@ TraceDict = TypedDict(
         "document_share": float | None,
         "document_engine": float | None,
         "chunk_share": float | None,
+        "fill_value": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

@@ -8,6 +8,7 @@ code under test.
 from __future__ import annotations
 
 import itertools
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -89,6 +90,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "fill_with_priors": draw(st.booleans()),
             "covered_weight": draw(st.floats(0.0, 1.0)),
             "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+            "spent_gain": draw(st.sampled_from([0.0, 0.02, 0.3, 1.0])),
         },
         "priors": {
             "sections": {s: draw(st.floats(-3.0, 6.0)) for s in draw(st.lists(st.sampled_from(SECTIONS)))},
@@ -197,6 +199,20 @@ def facet_engine_of(records: list[TraceDict], enabled: bool) -> dict[str, float]
     return {facet: max(score, 0.0) / top for facet, score in best.items()}
 
 
+def gain_of(
+    record: TraceDict, config: BubbleConfig, engine: dict[str, float], coverage: dict[str, float]
+) -> float:
+    """A record's gain re-derived from its fields, the facets' engine weights and a coverage."""
+    weights = facet_weights_of(record)
+    share = config.bubble.covered_weight
+    matched = sum(w * engine[f] * share ** coverage.get(f, 0.0) for f, w in weights.items())
+    matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
+    matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
+    # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
+    gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
+    return gain * record["len_penalty"]
+
+
 @common
 @given(candidate_sets(), configs(), st.sampled_from(QUERIES), st.booleans())
 def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
@@ -205,28 +221,35 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, each times
     its engine weight, one the bubble covered n at ``covered_weight ** n``) · its document's share
     and engine weight · its own share to the power ``chunk_share`` · w(boost) · lp (w: (1 + 2p) /
-    (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0));
-    first-pass decisions come in non-increasing gain. A facet's engine weight comes from the run's
-    records (``facet_engine_of``)."""
+    (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0)).
+    A candidate is spent when its gain is below ``spent_gain`` of the best gain on the empty bubble:
+    its fill value is its gain on the empty bubble times its engine score over the best record's.
+    First-pass decisions come in non-increasing gain, then the spent ones in non-increasing fill
+    value. A facet's engine weight comes from the run's records (``facet_engine_of``)."""
     config = config.with_overrides(selection="coverage", relevance="bm25", facet_engine=by_facet_engine)
     bubble = _build(query, candidates, config)
     engine = facet_engine_of(bubble.trace, by_facet_engine)
-    first_pass: list[float] = []
+    best = max((gain_of(r, config, engine, {}) for r in bubble.trace), default=0.0)
+    spent_gain = config.bubble.spent_gain
+    floor = spent_gain * best if spent_gain > 0 and best > 0 else -math.inf
+    top = max((r["es_score"] for r in bubble.trace), default=0.0)
+    first_pass: list[tuple[int, float]] = []
     for record in sorted(bubble.trace, key=lambda r: r["rank"]):
         coverage = record["step_details"]["coverage"]
         assert sorted(coverage) == sorted(record["step_details"]["covered"])
         assert all(amount > 0 for amount in coverage.values())
-        weights = facet_weights_of(record)
-        share = config.bubble.covered_weight
-        matched = sum(w * engine[f] * share ** coverage.get(f, 0.0) for f, w in weights.items())
-        matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
-        matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
-        # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
-        gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
-        assert record["gain"] == pytest.approx(gain * record["len_penalty"], abs=1e-9)
+        assert record["gain"] == pytest.approx(gain_of(record, config, engine, coverage), abs=1e-9)
+        fill = record["fill_value"]
+        if fill is None:
+            assert record["gain"] >= floor - 1e-9
+        else:
+            assert record["gain"] < floor + 1e-9
+            ratio = max(record["es_score"], 0.0) / top if top > 0 else 1.0
+            assert fill == pytest.approx(gain_of(record, config, engine, {}) * ratio, abs=1e-9)
         if not record["step_details"]["second_pass"]:
-            first_pass.append(record["gain"])
-    assert all(a >= b - 1e-9 for a, b in itertools.pairwise(first_pass))
+            first_pass.append((0, record["gain"]) if fill is None else (1, fill))
+    assert all(a[0] < b[0] or a[1] >= b[1] - 1e-9 for a, b in itertools.pairwise(first_pass))
+    assert [spent for spent, _ in first_pass] == sorted(spent for spent, _ in first_pass)
 
 
 @common

@@ -260,3 +260,30 @@ def test_a_chunk_matching_one_word_of_the_question_weighs_its_share_of_the_quest
     assert records["on"]["line"]["gain"] == pytest.approx(
         records["off"]["line"]["gain"] * covered * share**power
     )
+
+
+def test_a_spent_candidate_is_ordered_by_its_gain_alone_and_the_engines_score() -> None:
+    """Once every facet a candidate matches is covered, its gain is below ``spent_gain`` of the best:
+    such candidates come after the others, by their gain on the empty bubble times their engine score
+    over the best's, not by whichever was covered a little less (here all are used up, gain 0, and
+    without the rule the tie went by chunk_id: the short aside the engine ranks far down took the
+    room the clause the engine ranks second needed)."""
+    first = _scored_by_engine(_candidate("c_first", "Exit", "Bash exit status and exit codes", 50), "d", 10.0)
+    answer = _scored_by_engine(_candidate("b_answer", "Exit", "the exit status is 127", 60), "d", 8.0)
+    aside = _scored_by_engine(_candidate("a_aside", "Misc", "status line", 10), "d", 1.0)
+    query = "bash exit status"
+    # covered_weight 0: a facet the bubble covers earns nothing more, so both are spent after c_first
+    config = BubbleConfig().with_overrides(token_budget=115, covered_weight=0.0)
+    candidates = [first, answer, aside]
+    off = build_bubble(query, candidates, config.with_overrides(spent_gain=0.0), run_id="o", now=NOW)
+    on = build_bubble(query, candidates, config, run_id="on", now=NOW)
+    assert [s.chunk.chunk_id for s in off.selected] == ["c_first", "a_aside"]
+    assert [s.chunk.chunk_id for s in on.selected] == ["c_first", "b_answer"]
+    records = {r["chunk_id"]: r for r in on.trace}
+    assert records["c_first"]["fill_value"] is None and records["c_first"]["rank"] == 1
+    assert [records[c]["rank"] for c in ("b_answer", "a_aside")] == [2, 3]
+    fills = {c: records[c]["fill_value"] for c in ("b_answer", "a_aside")}
+    assert all(fill is not None and fill > 0 for fill in fills.values())
+    assert records["b_answer"]["gain"] == 0.0 and records["a_aside"]["gain"] == 0.0
+    assert fills["b_answer"] > fills["a_aside"]  # the property tests re-derive both from the records
+    assert {r["fill_value"] for r in off.trace} == {None}

@@ -10,7 +10,12 @@ prior, times its length penalty. Gains only fall as the
 bubble grows, so a lazy greedy (a heap of stale upper bounds, re-evaluated on
 top) finds the same order as recomputing every gain at every step. Every
 gate is evaluated for every candidate; the first failing gate gives the
-reason. Under ``global_pool`` a second pass lets the candidates that only a
+reason. A candidate whose gain has fallen below ``spent_gain`` of the best
+gain on an empty bubble has little left to cover: such candidates come after
+all others, in the order of their ``fill_value`` (their gain on an empty
+bubble times their engine score over the best candidate's), so a large
+budget is filled with what the engine ranks high, not with whichever chunk's
+facets happen to be covered a little less. Under ``global_pool`` a second pass lets the candidates that only a
 bucket budget stopped spend what the buckets left unspent; under ``strict``
 nothing is re-considered.
 """
@@ -18,6 +23,7 @@ nothing is re-considered.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -94,7 +100,7 @@ def relevance_demand(
     coverage = _Coverage.of(relevant, facet_count, params, by_gain=order is _gain_order)
     demand: dict[str, float] = {}
     left = params.token_budget
-    for candidate, _ in order(relevant, coverage):
+    for candidate, _, _ in order(relevant, coverage):
         if candidate.tokens <= left:
             demand[candidate.bucket] = demand.get(candidate.bucket, 0.0) + candidate.tokens
             left -= candidate.tokens
@@ -175,6 +181,11 @@ class Weight:
 NEUTRAL = Weight()
 
 
+# The version a heap key that never changes is tagged with (a candidate that matches no facet, or a
+# spent one): exact at every version.
+_FIXED = -1
+
+
 class _Coverage:
     """How much of each query facet the bubble covers, and each candidate's marginal gain given that.
 
@@ -200,6 +211,7 @@ class _Coverage:
         by_engine: bool = False,
         by_facet_engine: bool = False,
         chunk_power: float = 0.0,
+        spent_gain: float = 0.0,
     ) -> None:
         self.covered = [0.0] * facet_count
         best = [0.0] * facet_count
@@ -254,6 +266,14 @@ class _Coverage:
                     self._weights[key] = Weight.of(share, engine_weight, chunks.get(key, 1.0), chunk_power)
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
+        # Each candidate's gain on the empty bubble (by object), the gain below which a candidate is
+        # spent (``spent_gain`` of the best of those) and the engine score fill values are relative to.
+        self.alone: dict[int, float] = (
+            {id(candidate): self.gain(candidate) for candidate in scored} if spent_gain > 0 else {}
+        )
+        best_alone = max(self.alone.values(), default=0.0)
+        self.floor = spent_gain * best_alone if best_alone > 0 else -math.inf
+        self._top = top
 
     @classmethod
     def of(
@@ -269,6 +289,7 @@ class _Coverage:
             by_engine=by_gain and params.document_engine,
             by_facet_engine=by_gain and params.facet_engine,
             chunk_power=params.chunk_share if by_gain else 0.0,
+            spent_gain=params.spent_gain if by_gain else 0.0,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
@@ -289,6 +310,24 @@ class _Coverage:
                 # does for a chunk that matches nothing, or its gain would rise as B grows.
                 return 0.0
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
+
+    def fill_value(self, scored: ScoredCandidate) -> float:
+        """What orders a spent candidate (``fill_order``): its gain on the empty bubble times its engine
+        score over the best candidate's (1 when no score is positive)."""
+        top = self._top
+        ratio = max(scored.candidate.es_score, 0.0) / top if top > 0 else 1.0
+        return self.alone[id(scored)] * ratio
+
+    def entry(
+        self, scored: ScoredCandidate, index: int, gain: float, computed_at: int
+    ) -> tuple[int, float, str, int, int]:
+        """The candidate's heap entry in the gain order: (spent, minus what orders it, chunk_id,
+        position, the version its gain was computed at). Spent — its gain below ``floor`` — it is
+        ordered by its fill value, which never changes; gains only fall, so it stays spent."""
+        chunk_id = scored.candidate.chunk.chunk_id
+        if gain < self.floor:
+            return 1, -self.fill_value(scored), chunk_id, index, _FIXED
+        return 0, -gain, chunk_id, index, computed_at
 
     def weight(self, scored: ScoredCandidate) -> Weight:
         """The candidate's weight (neutral when every switch is off or it matches no facet)."""
@@ -314,49 +353,53 @@ class _Coverage:
 
 def _score_order(
     scored: Sequence[ScoredCandidate], coverage: _Coverage
-) -> Iterator[tuple[ScoredCandidate, float]]:
+) -> Iterator[tuple[ScoredCandidate, float, float | None]]:
     """The paper's order: as given (descending score), the gain being the score itself."""
     for candidate in scored:
-        yield candidate, candidate.score_final
-
-
-# The version a gain that never changes (``_Coverage.fixed``) is tagged with: exact at every version.
-_FIXED = -1
+        yield candidate, candidate.score_final, None
 
 
 def _gain_order(
     scored: Sequence[ScoredCandidate], coverage: _Coverage
-) -> Iterator[tuple[ScoredCandidate, float]]:
+) -> Iterator[tuple[ScoredCandidate, float, float | None]]:
     """Best marginal gain first, re-evaluated lazily; ties by chunk_id. The caller admits between yields.
 
     A gain computed since the last admission is still exact, so it is not computed again; nor is the
-    gain of a candidate that matches no facet.
+    gain of a candidate that matches no facet. A spent candidate (``_Coverage.entry``) comes after
+    every other, by its fill value (yielded third; None for the others), which no admission changes.
     """
-    gain, fixed = coverage.gain, coverage.fixed
+    gain, fixed, entry = coverage.gain, coverage.fixed, coverage.entry
     version = coverage.version
+    # before any admission each gain is the one on the empty bubble, which the coverage knows
+    alone = coverage.alone if version == 0 and coverage.alone else None
     heap = [
-        (-gain(c), c.candidate.chunk.chunk_id, i, _FIXED if fixed(c) else version)
+        entry(c, i, alone[id(c)] if alone is not None else gain(c), _FIXED if fixed(c) else version)
         for i, c in enumerate(scored)
     ]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
     while heap:
-        negative, chunk_id, index, computed_at = pop(heap)
+        spent, negative, _, index, computed_at = pop(heap)
         candidate = scored[index]
+        if spent:
+            yield candidate, gain(candidate), -negative
+            continue
         version = coverage.version
         if computed_at in (version, _FIXED):
-            yield candidate, -negative
+            yield candidate, -negative, None
             continue
-        fresh = gain(candidate)
-        if heap:
-            top_negative, top_id, _, _ = heap[0]
-            if -fresh > top_negative or (-fresh == top_negative and chunk_id > top_id):
-                push(heap, (-fresh, chunk_id, index, version))  # another candidate is ahead of it now
-                continue
-        yield candidate, fresh
+        now = gain(candidate)
+        fresh = entry(candidate, index, now, version)
+        if heap and fresh > heap[0]:
+            push(heap, fresh)  # another candidate is ahead of it now
+            continue
+        yield candidate, now, -fresh[1] if fresh[0] else None
 
 
-Order = Callable[[Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCandidate, float]]]
+# An order yields each candidate with its gain and, when it was spent, its fill value.
+Order = Callable[
+    [Sequence[ScoredCandidate], _Coverage], Iterator[tuple[ScoredCandidate, float, float | None]]
+]
 
 
 def relevance_value(scored: ScoredCandidate, params: BubbleParams) -> float:
@@ -420,11 +463,13 @@ class Bubbling:
         *,
         pool: float | None = None,
         first_pass: GateResults | None = None,
+        fill: float | None = None,
     ) -> Decision:
         """Every gate on ``scored`` now; admitted into the bubble when all pass (first failure wins).
 
         The section budget gate's limit is what the bucket has left, or in the global_pool second
         pass the ``pool`` left, where the decision keeps its ``first_pass`` gates and adds these.
+        ``fill`` is the fill value of a spent candidate (coverage order).
         """
         budget = self.budget
         words = scored.words
@@ -450,7 +495,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, weight.share, weight.engine, weight.chunk_share, nearest,
+            covered, weight.share, weight.engine, weight.chunk_share, nearest, fill,
         )  # fmt: skip
 
 
@@ -487,13 +532,13 @@ def select(
 
 
 def _decide(
-    ordered: Iterator[tuple[ScoredCandidate, float]], bubble: Bubbling, coverage: _Coverage
+    ordered: Iterator[tuple[ScoredCandidate, float, float | None]], bubble: Bubbling, coverage: _Coverage
 ) -> list[Decision]:
     """Decide each candidate as ``ordered`` yields it, admitting those that pass every gate."""
     decisions: list[Decision] = []
     decide, snapshot, admit, weight = bubble.decide, coverage.snapshot, coverage.admit, coverage.weight
-    for rank, (candidate, gain) in enumerate(ordered, start=1):
-        decision = decide(candidate, rank, gain, snapshot(), weight(candidate))
+    for rank, (candidate, gain, fill) in enumerate(ordered, start=1):
+        decision = decide(candidate, rank, gain, snapshot(), weight(candidate), fill=fill)
         if decision.selection_order is not None:
             admit(candidate)
         decisions.append(decision)
@@ -513,7 +558,7 @@ def _second_pass(
         return decisions
     pool_left = float(pool)
     redecided: dict[int, Decision] = {}
-    for candidate, gain in order([d.scored for d in first_pass.values()], coverage):
+    for candidate, gain, fill in order([d.scored for d in first_pass.values()], coverage):
         first = first_pass[id(candidate)]
         decision = bubble.decide(
             candidate,
@@ -523,6 +568,7 @@ def _second_pass(
             coverage.weight(candidate),
             pool=pool_left,
             first_pass=first.gates,
+            fill=fill,
         )
         if decision.selection_order is not None:
             coverage.admit(candidate)

@@ -52,6 +52,7 @@ class Decision(NamedTuple):
     document_engine: float = 1.0  # its document's best engine score over the best of all (coverage order)
     chunk_share: float = 1.0  # the share of the query the chunk itself matches (coverage order)
     overlap_with: str | None = None  # overlap = "chunk": the admitted chunk the overlap was measured against
+    fill_value: float | None = None  # coverage order: what ordered a spent candidate (None: its gain did)
 
     @property
     def selected(self) -> bool:
@@ -143,6 +144,7 @@ def _record(
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
         second, pool_remaining, gain, _, document_share, document_engine, chunk_share, overlap_with,
+        fill_value,
     ) = decision  # fmt: skip
     candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
     chunk = candidate.chunk
@@ -182,6 +184,7 @@ def _record(
         "document_share": document_share,
         "document_engine": document_engine,
         "chunk_share": chunk_share,
+        "fill_value": fill_value,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,
