@@ -11,13 +11,13 @@ bubble grows, so a lazy greedy (a heap of stale upper bounds, re-evaluated on
 top) finds the same order as recomputing every gain at every step. Every
 gate is evaluated for every candidate; the first failing gate gives the
 reason. A candidate whose gain has fallen below ``spent_gain`` of the best
-gain on an empty bubble has little left to cover: such candidates come after
-all others, in the order of their ``fill_value`` (their gain on an empty
-bubble times their engine score over the best candidate's), so a large
-budget is filled with what the engine ranks high, not with whichever chunk's
-facets happen to be covered a little less. Under ``global_pool`` a second pass lets the candidates that only a
-bucket budget stopped spend what the buckets left unspent; under ``strict``
-nothing is re-considered.
+gain on the empty bubble has little left to cover: such *spent* candidates
+come after all others, by their fill value (their gain on the empty bubble
+times their engine score over the best candidate's), so a large budget is
+filled with what the engine ranks high, not with whichever chunk's facets
+happen to be covered a little less. Under ``global_pool`` a second pass lets
+the candidates that only a bucket budget stopped spend what the buckets left
+unspent; under ``strict`` nothing is re-considered.
 """
 
 from __future__ import annotations
@@ -197,7 +197,9 @@ class _Coverage:
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
     as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off) and
     its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0). Each facet
-    counts as much as the engine's best match for it (``engine_ratios``; 1 when off).
+    counts as much as the engine's best match for it (``engine_ratios``; 1 when off). A candidate whose
+    gain is below ``floor`` (``spent_gain`` of the best gain on the empty bubble; none when that is 0
+    or no gain is positive) is spent (``entry``).
     """
 
     def __init__(
@@ -312,8 +314,8 @@ class _Coverage:
         return combine(total, scored.boost, multiplicative=self.multiplicative) * scored.len_penalty
 
     def fill_value(self, scored: ScoredCandidate) -> float:
-        """What orders a spent candidate (``fill_order``): its gain on the empty bubble times its engine
-        score over the best candidate's (1 when no score is positive)."""
+        """What orders a spent candidate (``entry``): its gain on the empty bubble times its engine
+        score over the best candidate's (a ratio of 1 when no score is positive)."""
         top = self._top
         ratio = max(scored.candidate.es_score, 0.0) / top if top > 0 else 1.0
         return self.alone[id(scored)] * ratio
