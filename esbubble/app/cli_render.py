@@ -245,7 +245,8 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
         table.add_row(
             str(r["rank"]), r["chunk_id"], r["section"], str(r["token_count"]), f"{r['tf']:g}",
             f"{r['boost']:g}", f"{r['len_penalty']:.2f}", f"{r['score_final']:.2f}",
-            _number(r.get("gain")), _fill(r), _number(_document_weight(r)), _number(r.get("chunk_share")),
+            _number(r.get("gain")), _number(r.get("fill_value"), absent=""),  # blank: its gain ordered it
+            _number(_document_weight(r)), _number(r.get("chunk_share")),
             f"{r['overlap']:.2f}/{r['threshold']:g}", r["final_decision"], _reason(r, ranks),
         )  # fmt: skip
     console().print(table)
@@ -273,16 +274,9 @@ def _document_weight(record: TraceDict) -> float | None:
     return share if engine is None else share * engine
 
 
-def _fill(record: TraceDict) -> str:
-    """A spent candidate's fill value (what ordered it once its gain fell below ``spent_gain``); blank
-    for one its gain ordered."""
-    fill = record.get("fill_value")
-    return "" if fill is None else f"{fill:.2f}"
-
-
-def _number(value: float | None) -> str:
-    """A trace number to two places; ``-`` for a field an older record does not have."""
-    return "-" if value is None else f"{value:.2f}"
+def _number(value: float | None, *, absent: str = "-") -> str:
+    """A trace number to two places; ``absent`` (``-``: a field an older record does not have) for none."""
+    return absent if value is None else f"{value:.2f}"
 
 
 def print_batch(result: BatchResult, comparison: Comparison | None) -> None:
