@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from factories import text_candidate
 
 from esbubble.app.cli import cli
+from esbubble.app.cli_render import empty_reason, explain
+from esbubble.config import BubbleConfig, parse_config
+from esbubble.core.bubble import build_bubble
+from esbubble.core.gates import GATE_ORDER
 from esbubble.store.connection import Store
 
 
@@ -294,6 +300,83 @@ def test_trace_of_unknown_run_exits_1(on_engine: list[str]) -> None:
     assert "run 'no-such-run' not found" in result.stderr
 
 
+def explained_gates(output: str, heading: str) -> list[tuple[str, str]]:
+    """The (gate, verdict) lines ``trace --rank`` prints under ``heading`` (a line that starts with it)."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(heading)) + 1
+    return [(line.split()[0], line.split()[-1]) for line in lines[start : start + len(GATE_ORDER)]]
+
+
+def test_an_explanation_marks_switched_off_gates_and_the_first_failure() -> None:
+    """Pure core, no engine: ``flat_topk`` runs no redundancy or section budget gate, and a chunk
+    larger than the budget fails the global budget."""
+    candidates = [
+        text_candidate("small", "A", "waterproofing membrane for the basement", 20),
+        text_candidate("huge", "B", "waterproofing membrane for the basement walls", 500),
+    ]
+    config = BubbleConfig().with_overrides(token_budget=100)
+    bubble = build_bubble("waterproofing membrane", candidates, config, run_id="r", now=datetime.now(UTC),
+                          variant="flat_topk")  # fmt: skip
+    ranks = {r["chunk_id"]: r["rank"] for r in bubble.trace}
+    huge = next(r for r in bubble.trace if r["chunk_id"] == "huge")
+    lines = explain(huge, ranks)
+    assert lines[0] == f"#{huge['rank']} of 2  chunk huge"
+    assert "  decision   rejected: budget_exceeded (stage budget_gate)" in lines
+    gates = lines[lines.index("  gates      in order; the first that failed gave the reason") + 1 :]
+    limit = {g["gate"]: f"{g['limit']:.4g}" for g in huge["step_details"]["gates"]}
+    assert [line.split() for line in gates] == [
+        ["relevance", f"{huge['relevance']:.4g}", ">", limit["relevance"], "pass"],
+        ["redundancy", f"{huge['overlap']:.4g}", "<", f"{huge['threshold']:.4g}", "off"],
+        ["section_budget", "500", "<=", "100", "off"],
+        ["global_budget", "500", "<=", str(100 - bubble.tokens_used), "FAIL"],
+        ["max_chunks", "1", "<", limit["max_chunks"], "pass"],
+    ]
+
+
+@pytest.mark.integration
+def test_trace_explains_one_candidate_by_rank_or_chunk_id(with_sample: list[str]) -> None:
+    bubble = run(*with_sample, "bubble", "below grade waterproofing products", "--profile", PROFILE,
+                 "--budget", "400", "--json")  # fmt: skip
+    run_id = json.loads(bubble.output)["run_id"]
+    records = json.loads(run(*with_sample, "trace", run_id, "--json").output)["candidates"]
+    rank_of = {r["chunk_id"]: r["rank"] for r in records}
+    # one candidate of each kind: admitted, redundant, and stopped in both passes by a budget
+    picked = [
+        next(r for r in records if r["final_decision"] == "selected"),
+        next(r for r in records if r["final_reason"] == "too_redundant"),
+        next(r for r in records if r["step_details"]["second_pass"]),
+    ]
+    for record in picked:
+        explained = run(*with_sample, "trace", run_id, "--rank", str(record["rank"]))
+        assert explained.exit_code == 0, explained.output
+        assert explained.output == run(*with_sample, "trace", run_id, "--chunk", record["chunk_id"]).output
+        text = explained.output
+        assert f"#{record['rank']} of {len(records)}  chunk {record['chunk_id']}" in text
+        assert f"{record['final_decision']}: {record['final_reason']}" in text
+        verdicts = [(g["gate"], "pass" if g["passed"] else "FAIL") for g in record["step_details"]["gates"]]
+        assert explained_gates(text, "gates") == verdicts
+        if record["final_reason"] == "too_redundant":
+            assert f"vs #{rank_of[record['overlap_with']]}" in text
+        for match in record["step_details"]["terms"]:
+            assert f"{match['term']} ({match['facet']}): idf" in text
+        second = record["step_details"]["second_pass"]
+        if second:
+            assert [(g["gate"], "pass" if g["passed"] else "FAIL") for g in second] == explained_gates(
+                text, "second pass"
+            )
+    one = json.loads(run(*with_sample, "trace", run_id, "--rank", "2", "--json").output)
+    assert [c["rank"] for c in one["candidates"]] == [2] and one["candidates"][0] == records[1]
+
+    missing = run(*with_sample, "trace", run_id, "--rank", str(len(records) + 1))
+    assert missing.exit_code == 1
+    assert missing.stderr.strip().splitlines() == [
+        f"esbubble: error: run '{run_id}' has no candidate at rank {len(records) + 1} ({len(records)} "
+        f"candidates) (see every rank and chunk id with: esbubble trace {run_id} --all)"
+    ]
+    both = run(*with_sample, "trace", run_id, "--rank", "1", "--chunk", records[0]["chunk_id"])
+    assert both.exit_code == 2 and "--rank and --chunk each name one candidate" in both.stderr
+
+
 @pytest.mark.integration
 def test_eval_json_has_every_table_for_every_variant(with_sample: list[str], tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
@@ -552,14 +635,6 @@ def test_assemble_prints_only_the_prompt_on_stdout_and_its_trace_is_recorded(
 
 
 def test_an_empty_bubble_says_why_with_the_rejections_most_common_first() -> None:
-    from datetime import UTC, datetime
-
-    from factories import text_candidate
-
-    from esbubble.app.cli_render import empty_reason
-    from esbubble.config import parse_config
-    from esbubble.core.bubble import build_bubble
-
     now = datetime(2026, 1, 2, tzinfo=UTC)
     config = parse_config({"bubble": {"token_budget": 10}})
     nothing = build_bubble("membrane", [], config, run_id="r0", now=now)

@@ -575,23 +575,44 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 @cli.command()
 @click.argument("run_id")
 @click.option("--all", "show_all", is_flag=True, help="Show every candidate, not only the first 25.")
+@click.option(
+    "--rank",
+    type=click.IntRange(min=1),
+    help="Explain one candidate, by its rank in the table: its terms, the coverage and every gate.",
+)
+@click.option("--chunk", "chunk_id", metavar="CHUNK_ID", help="Explain one candidate, by its chunk id.")
 @json_option
 @click.pass_context
-def trace(ctx: click.Context, run_id: str, show_all: bool, as_json: bool) -> None:
+def trace(  # noqa: PLR0917 - click passes one argument per option
+    ctx: click.Context, run_id: str, show_all: bool, rank: int | None, chunk_id: str | None, as_json: bool
+) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
     from esbubble.app import cli_render as render
     from esbubble.store.history import read_run
 
+    if rank is not None and chunk_id is not None:
+        raise click.UsageError("--rank and --chunk each name one candidate: give one of them")
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
+    chosen = records
+    if rank is not None or chunk_id is not None:
+        chosen = [r for r in records if r["rank"] == rank or r["chunk_id"] == chunk_id]
+        if not chosen:
+            which = f"rank {rank}" if rank is not None else f"chunk {chunk_id!r}"
+            raise NotFoundError(
+                f"run {run_id!r} has no candidate at {which} ({len(records)} candidates)",
+                hint=f"see every rank and chunk id with: esbubble trace {run_id} --all",
+            )
     if as_json:
         render.emit_json(
             {
                 "run_id": manifest.run_id,
                 "manifest": manifest.model_dump(mode="json", by_alias=True),
-                "candidates": records,
+                "candidates": chosen,
             }
         )
+    elif chosen is not records:
+        render.print_decisions(manifest, records, chosen)
     else:
         render.print_trace(manifest, records, limit=None if show_all else 25)
 

@@ -20,7 +20,7 @@ from rich.table import Table as RichTable
 
 from esbubble.app.report import Table
 from esbubble.core.metrics import bubble_metrics
-from esbubble.models import Bubble, RunManifest, TraceDict
+from esbubble.models import Bubble, GateDict, RunManifest, TraceDict
 from esbubble.text import preview
 
 if TYPE_CHECKING:
@@ -209,7 +209,8 @@ def print_trace_summary(records: Sequence[TraceDict]) -> None:
     click.echo(f"{len(records)} candidates: {parts}")
 
 
-def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: int | None) -> None:
+def print_run_header(manifest: RunManifest) -> None:
+    """The run a trace belongs to, in one line (and its batch in a second)."""
     query = manifest.query if manifest.query is not None else "<redacted>"
     click.echo(
         f"run {manifest.run_id}  {manifest.timestamp:%Y-%m-%d %H:%M:%S}  variant {manifest.variant}  "
@@ -217,6 +218,18 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
     )
     if manifest.batch_id:
         click.echo(f"batch {manifest.batch_id}")
+
+
+def print_decisions(manifest: RunManifest, records: Sequence[TraceDict], chosen: Sequence[TraceDict]) -> None:
+    """``chosen`` (records of the run ``records`` holds) explained one by one (``explain``)."""
+    print_run_header(manifest)
+    ranks = {r["chunk_id"]: r["rank"] for r in records}
+    for record in chosen:
+        click.echo("\n".join(explain(record, ranks)))
+
+
+def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: int | None) -> None:
+    print_run_header(manifest)
     table = RichTable(show_lines=False)
     columns = (
         "rank",
@@ -253,6 +266,68 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
     if len(shown) < len(records):
         click.echo(f"… {len(records) - len(shown)} more candidates (use --all)")
     print_trace_summary(records)
+
+
+def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
+    """One candidate's decision in words (``trace --rank`` / ``--chunk``): where the chunk comes from,
+    how it scored and on which terms, what the bubble covered when it was decided, and every gate's
+    value against its limit in gate order — the first that failed gave the final reason."""
+    r, details = record, record["step_details"]
+    place = ", ".join(p for p in (r["section"], _where(r["row_number"], r["page"])) if p)
+    stored = r.get("relevance")  # none in a record older than bm25 relevance: its tf was the relevance
+    relevance = r["tf"] if stored is None else stored
+    lines = [
+        f"#{r['rank']} of {len(ranks)}  chunk {r['chunk_id']}",
+        f"  from       {r['doc_id']}: {place} (bucket {r['bucket']}), {r['token_count']} tokens",
+        f"  decision   {r['final_decision']}: {_reason(r, ranks)} (stage {r['stage']})",
+        f"  engine     rank {r['es_rank']}, score {_g(r['es_score'])}",
+        f"  score      relevance {_g(relevance)}, boost {_g(r['boost'])}, lp {_g(r['len_penalty'])}: "
+        f"raw {_g(r['score_raw'])}, final {_g(r['score_final'])} (paper tf {_g(r['tf'])})",
+    ]
+    lines += [
+        f"    {m['term']} ({m['facet']}): idf {_g(m['idf'])}, tf {m['tf']}, context tf {m['context_tf']}, "
+        f"weight {_g(m['weight'])}"
+        for m in details["terms"]
+    ]
+    covered = ", ".join(f"{facet} {_g(amount)}" for facet, amount in details["coverage"].items())
+    fill, document = _number(r.get("fill_value"), absent="none"), _number(_document_weight(r))
+    nearest = r.get("overlap_with")
+    versus = f" vs #{ranks[nearest]}" if nearest is not None and nearest in ranks else ""
+    lines += [
+        f"  facets     {', '.join(r['facets']) or 'none'}; "
+        f"new to the bubble: {', '.join(r['facets_new']) or 'none'}",
+        f"  covered    when decided: {covered or 'nothing'}",
+        f"  gain       {_number(r.get('gain'))}; fill value {fill}; document weight {document}; "
+        f"chunk share {_number(r.get('chunk_share'))}",
+        f"  overlap    {_g(r['overlap'])}{versus} (δ {_g(r['threshold'])})",
+        "  gates      in order; the first that failed gave the reason",
+        *map(_gate_line, details["gates"]),
+    ]
+    if details["second_pass"]:
+        lines.append(f"  second pass, {_g(details['pool_remaining'] or 0.0)} tokens left in the pool")
+        lines += map(_gate_line, details["second_pass"])
+    replacement = details["replacement"]
+    if replacement is not None:
+        lines.append("  replacement " + ", ".join(f"{key} {value}" for key, value in replacement.items()))
+    lines += [
+        f"  expansion  {event['mode']} {event.get('chunk_id') or 'parent'}: "
+        f"{'added' if event['added'] else 'refused'}, {event['tokens']} tokens ({event['reason']})"
+        for event in details["expansion"]
+    ]
+    lines += [f"  note       {note}" for note in details["notes"]]
+    return lines
+
+
+def _gate_line(gate: GateDict) -> str:
+    """A gate's verdict as its rule with the numbers in: ``global_budget  87 <= 12  FAIL``."""
+    check = gate["rule"].replace("value", _g(gate["value"])).replace("limit", _g(gate["limit"]))
+    verdict = "off" if not gate["enabled"] else "pass" if gate["passed"] else "FAIL"
+    return f"    {gate['gate']:<15} {check:<22} {verdict}"
+
+
+def _g(value: float) -> str:
+    """A number as the trace holds it, to four significant digits (whole token counts stay whole)."""
+    return f"{value:.4g}"
 
 
 def _reason(record: TraceDict, ranks: Mapping[str, int]) -> str:
