@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -330,6 +331,18 @@ def test_an_explanation_marks_switched_off_gates_and_the_first_failure() -> None
         ["section_budget", "500", "<=", "100", "off"],
         ["global_budget", "500", "<=", str(100 - bubble.tokens_used), "FAIL"],
         ["max_chunks", "1", "<", limit["max_chunks"], "pass"],
+    ]
+    # what delivery adds to a record: a repair swap (by rank where the run holds both chunks), expansion
+    swapped = copy.deepcopy(huge)
+    swapped["step_details"]["replacement"] = {"victim_chunk_id": "huge", "newcomer_chunk_id": "small",
+        "victim_utility": -0.048387, "newcomer_utility": 0.442857, "margin": 0.05, "loop": 1}  # fmt: skip
+    swapped["step_details"]["expansion"] = [{"anchor_chunk_id": "huge", "mode": "window", "added": False,
+        "tokens": 98, "reason": "budget_exceeded", "chunk_id": "next"}]  # fmt: skip
+    delivered = explain(swapped, ranks)
+    assert delivered[-2:] == [
+        f"  repair     loop 1: #{ranks['huge']} huge (utility -0.04839) left for #{ranks['small']} small "
+        "(utility 0.4429, margin 0.05)",
+        "  expansion  window next: refused, 98 tokens (budget_exceeded)",
     ]
 
 

@@ -306,9 +306,14 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
     if details["second_pass"]:
         lines.append(f"  second pass, {_g(details['pool_remaining'] or 0.0)} tokens left in the pool")
         lines += map(_gate_line, details["second_pass"])
-    replacement = details["replacement"]
-    if replacement is not None:
-        lines.append("  replacement " + ", ".join(f"{key} {value}" for key, value in replacement.items()))
+    swap = details["replacement"]
+    if swap is not None:
+        victim, newcomer = swap["victim_chunk_id"], swap["newcomer_chunk_id"]
+        lines.append(
+            f"  repair     loop {swap['loop']}: #{ranks.get(victim, '?')} {victim} (utility "
+            f"{_g(swap['victim_utility'])}) left for #{ranks.get(newcomer, '?')} {newcomer} (utility "
+            f"{_g(swap['newcomer_utility'])}, margin {_g(swap['margin'])})"
+        )
     lines += [
         f"  expansion  {event['mode']} {event.get('chunk_id') or 'parent'}: "
         f"{'added' if event['added'] else 'refused'}, {event['tokens']} tokens ({event['reason']})"
