@@ -594,15 +594,14 @@ def trace(  # noqa: PLR0917 - click passes one argument per option
         raise click.UsageError("--rank and --chunk each name one candidate: give one of them")
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
-    chosen = records
-    if rank is not None or chunk_id is not None:
-        chosen = [r for r in records if r["rank"] == rank or r["chunk_id"] == chunk_id]
-        if not chosen:
-            which = f"rank {rank}" if rank is not None else f"chunk {chunk_id!r}"
-            raise NotFoundError(
-                f"run {run_id!r} has no candidate at {which} ({len(records)} candidates)",
-                hint=f"see every rank and chunk id with: esbubble trace {run_id} --all",
-            )
+    one = rank is not None or chunk_id is not None
+    chosen = [r for r in records if r["rank"] == rank or r["chunk_id"] == chunk_id] if one else records
+    if one and not chosen:
+        which = f"rank {rank}" if rank is not None else f"chunk {chunk_id!r}"
+        raise NotFoundError(
+            f"run {run_id!r} has no candidate at {which} ({len(records)} candidates)",
+            hint=f"see every rank and chunk id with: esbubble trace {run_id} --all",
+        )
     if as_json:
         render.emit_json(
             {
@@ -611,7 +610,7 @@ def trace(  # noqa: PLR0917 - click passes one argument per option
                 "candidates": chosen,
             }
         )
-    elif chosen is not records:
+    elif one:
         render.print_decisions(manifest, records, chosen)
     else:
         render.print_trace(manifest, records, limit=None if show_all else 25)

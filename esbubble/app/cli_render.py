@@ -291,15 +291,13 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
     ]
     covered = ", ".join(f"{facet} {_g(amount)}" for facet, amount in details["coverage"].items())
     fill, document = _number(r.get("fill_value"), absent="none"), _number(_document_weight(r))
-    nearest = r.get("overlap_with")
-    versus = f" vs #{ranks[nearest]}" if nearest is not None and nearest in ranks else ""
     lines += [
         f"  facets     {', '.join(r['facets']) or 'none'}; "
         f"new to the bubble: {', '.join(r['facets_new']) or 'none'}",
         f"  covered    when decided: {covered or 'nothing'}",
         f"  gain       {_number(r.get('gain'))}; fill value {fill}; document weight {document}; "
         f"chunk share {_number(r.get('chunk_share'))}",
-        f"  overlap    {_g(r['overlap'])}{versus} (δ {_g(r['threshold'])})",
+        f"  overlap    {_g(r['overlap'])}{_versus(r, ranks)} (δ {_g(r['threshold'])})",
         "  gates      in order; the first that failed gave the reason",
         *map(_gate_line, details["gates"]),
     ]
@@ -338,10 +336,13 @@ def _g(value: float) -> str:
 def _reason(record: TraceDict, ranks: Mapping[str, int]) -> str:
     """The final reason; ``too_redundant`` with the rank of the chunk it overlapped (``overlap_with``)."""
     reason: str = record["final_reason"]
+    return reason + _versus(record, ranks) if reason == "too_redundant" else reason
+
+
+def _versus(record: TraceDict, ranks: Mapping[str, int]) -> str:
+    """`` vs #N``: the rank of the chunk the overlap was measured against; empty when there is none."""
     nearest = record.get("overlap_with")
-    if reason == "too_redundant" and nearest is not None and nearest in ranks:
-        return f"{reason} vs #{ranks[nearest]}"
-    return reason
+    return f" vs #{ranks[nearest]}" if nearest is not None and nearest in ranks else ""
 
 
 def _document_weight(record: TraceDict) -> float | None:
