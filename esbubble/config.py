@@ -118,6 +118,15 @@ class BubbleParams(_Section):
             " engine score over the best candidate's; 0: off"
         ),
     )
+    min_gain: float = Field(
+        default=0.01,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "coverage order: a candidate is admitted only if what orders it (its gain, or a spent"
+            " candidate's fill value) is at least this share of the best gain on the empty bubble; 0: off"
+        ),
+    )
     overlap: Literal["auto", "bubble", "chunk"] = Field(
         default="auto",
         description=(

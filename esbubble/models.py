@@ -17,11 +17,12 @@ from typing_extensions import TypedDict
 
 SourceType = Literal["xlsx", "csv", "pdf", "docx", "markdown", "text"]
 Variant = Literal["engine_topk", "flat_topk", "structure", "diversity", "full"]
-GateName = Literal["relevance", "redundancy", "section_budget", "global_budget", "max_chunks"]
+GateName = Literal["relevance", "gain", "redundancy", "section_budget", "global_budget", "max_chunks"]
 FinalDecision = Literal["selected", "rejected"]
 FinalReason = Literal[
     "passed_all_gates",
     "low_relevance",
+    "low_gain",
     "too_redundant",
     "section_budget_exceeded",
     "budget_exceeded",
@@ -34,6 +35,7 @@ REJECTION_REASONS: tuple[FinalReason, ...] = (
     "budget_exceeded",
     "section_budget_exceeded",
     "low_relevance",
+    "low_gain",
     "max_chunks",
 )
 
@@ -121,8 +123,8 @@ class Candidate(_Record):
 class GateResult(_Record):
     """One gate's verdict on one candidate, with the numbers that decided it.
 
-    ``value`` is what was measured (score, overlap, tokens needed, chunk count)
-    and ``limit`` what it was compared with (min_score, δ, tokens remaining,
+    ``value`` is what was measured (score, gain or fill value, overlap, tokens needed, chunk count)
+    and ``limit`` what it was compared with (min_score, the gain floor, δ, tokens remaining,
     max_chunks), so the verdict can be re-derived from the record alone.
     """
 

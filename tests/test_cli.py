@@ -230,7 +230,7 @@ def test_bubble_json_keeps_the_contract_keys_and_trace_explains_every_candidate(
     assert [s["rank"] for s in payload["selected"]] == list(range(1, len(payload["selected"]) + 1))
     assert sum(s["token_count"] for s in payload["selected"]) == payload["tokens_used"]
     assert set(payload["rejected"]) == {"too_redundant", "budget_exceeded", "section_budget_exceeded",
-                                        "low_relevance", "max_chunks"}  # fmt: skip
+                                        "low_relevance", "low_gain", "max_chunks"}  # fmt: skip
     assert sum(payload["rejected"].values()) + len(payload["selected"]) == payload["candidates"]
 
     traced = run(*with_sample, "trace", payload["run_id"], "--json")
@@ -327,6 +327,13 @@ def test_an_explanation_marks_switched_off_gates_and_the_first_failure() -> None
     limit = {g["gate"]: f"{g['limit']:.4g}" for g in huge["step_details"]["gates"]}
     assert [line.split() for line in gates] == [
         ["relevance", f"{huge['relevance']:.4g}", ">", limit["relevance"], "pass"],
+        [
+            "gain",
+            f"{huge['gain'] if huge['fill_value'] is None else huge['fill_value']:.4g}",
+            ">=",
+            limit["gain"],
+            "pass",
+        ],
         ["redundancy", f"{huge['overlap']:.4g}", "<", f"{huge['threshold']:.4g}", "off"],
         ["section_budget", "500", "<=", "100", "off"],
         ["global_budget", "500", "<=", str(100 - bubble.tokens_used), "FAIL"],

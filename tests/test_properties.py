@@ -31,6 +31,7 @@ QUERIES = ("membrane warranty", "slab drain pump", "roof", "steel joint seal pai
 
 STAGES = {
     "relevance": "relevance_gate",
+    "gain": "gain_gate",
     "redundancy": "overlap_gate",
     "section_budget": "section_budget_gate",
     "global_budget": "budget_gate",
@@ -38,6 +39,7 @@ STAGES = {
 }
 RULES = {
     "value > limit": lambda v, lim: v > lim,
+    "value >= limit": lambda v, lim: v >= lim,
     "value < limit": lambda v, lim: v < lim,
     "value <= limit": lambda v, lim: v <= lim,
 }
@@ -91,6 +93,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "covered_weight": draw(st.floats(0.0, 1.0)),
             "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
             "spent_gain": draw(st.sampled_from([0.0, 0.02, 0.3, 1.0])),
+            "min_gain": draw(st.sampled_from([0.0, 0.01, 0.3])),
         },
         "priors": {
             "sections": {s: draw(st.floats(-3.0, 6.0)) for s in draw(st.lists(st.sampled_from(SECTIONS)))},
@@ -150,6 +153,9 @@ def rederive(record: TraceDict) -> tuple[str, str, str]:
     by_gate = {g["gate"]: g for g in deciding}
     # Each gate's numbers are the record's numbers.
     assert by_gate["relevance"]["value"] in (record["score_final"], record["relevance"])
+    # the gain gate measures what ordered the candidate: its gain, or a spent one's fill value
+    fill = record["fill_value"]
+    assert by_gate["gain"]["value"] == (record["gain"] if fill is None else fill)
     assert by_gate["redundancy"]["value"] == record["overlap"]
     assert by_gate["redundancy"]["limit"] == record["threshold"]
     assert by_gate["section_budget"]["value"] == record["token_count"]
@@ -225,7 +231,9 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     A candidate is spent when its gain is below ``spent_gain`` of the best gain on the empty bubble:
     its fill value is its gain on the empty bubble times its engine score over the best record's.
     First-pass decisions come in non-increasing gain, then the spent ones in non-increasing fill
-    value. A facet's engine weight comes from the run's records (``facet_engine_of``)."""
+    value. The gain gate is on when ``min_gain`` and the best gain are positive, its limit
+    ``min_gain`` of the best gain. A facet's engine weight comes from the run's records
+    (``facet_engine_of``)."""
     config = config.with_overrides(selection="coverage", relevance="bm25", facet_engine=by_facet_engine)
     bubble = _build(query, candidates, config)
     engine = facet_engine_of(bubble.trace, by_facet_engine)
@@ -246,6 +254,11 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
             assert record["gain"] < floor + 1e-9
             ratio = max(record["es_score"], 0.0) / top if top > 0 else 1.0
             assert fill == pytest.approx(gain_of(record, config, engine, {}) * ratio, abs=1e-9)
+        for gate in (*record["step_details"]["gates"], *record["step_details"]["second_pass"]):
+            if gate["gate"] == "gain":
+                assert gate["enabled"] == (config.bubble.min_gain > 0 and best > 0)
+                if gate["enabled"]:
+                    assert gate["limit"] == pytest.approx(config.bubble.min_gain * best, abs=1e-12)
         if not record["step_details"]["second_pass"]:
             first_pass.append((0, record["gain"]) if fill is None else (1, fill))
     assert all(a[0] < b[0] or a[1] >= b[1] - 1e-9 for a, b in itertools.pairwise(first_pass))

@@ -151,8 +151,8 @@ def test_repair_measures_redundancy_by_the_rule_selection_uses() -> None:
     # Its closest chunk, STEEL, shares grade, s355, 120, per and metre of its 11 words (steel, beam
     # and price are query words, so they do not count).
     assert record["overlap"] == pytest.approx(5 / 11)
-    assert record["step_details"]["gates"][1]["gate"] == "redundancy"
-    assert record["step_details"]["gates"][1]["value"] == record["overlap"]
+    assert record["step_details"]["gates"][2]["gate"] == "redundancy"
+    assert record["step_details"]["gates"][2]["value"] == record["overlap"]
     selection = build_bubble(QUERY, candidates([STEEL, WELD, ECHO]), config, run_id="s", now=NOW)
     chosen = [s.chunk.chunk_id for s in selection.selected]
     assert ECHO.chunk_id in chosen

@@ -64,6 +64,7 @@ def test_funnel_subtracts_each_gate_rejections_in_order_per_run() -> None:
     assert funnel == {
         "candidates": 3.0,
         "relevance": 2.5,
+        "gain": 2.5,
         "redundancy": 1.5,
         "section budget": 1.5,
         "global budget": 1.0,

@@ -275,7 +275,9 @@ def test_a_spent_candidate_is_ordered_by_its_gain_alone_and_the_engines_score() 
     # covered_weight 0: a facet the bubble covers earns nothing more, so both are spent after c_first
     config = BubbleConfig().with_overrides(token_budget=115, covered_weight=0.0)
     candidates = [first, answer, aside]
-    off = build_bubble(query, candidates, config.with_overrides(spent_gain=0.0), run_id="o", now=NOW)
+    # without the rule (and without the gain gate, which turns away every gain of 0)
+    unruled = config.with_overrides(spent_gain=0.0, min_gain=0.0)
+    off = build_bubble(query, candidates, unruled, run_id="o", now=NOW)
     on = build_bubble(query, candidates, config, run_id="on", now=NOW)
     assert [s.chunk.chunk_id for s in off.selected] == ["c_first", "a_aside"]
     assert [s.chunk.chunk_id for s in on.selected] == ["c_first", "b_answer"]
@@ -287,3 +289,31 @@ def test_a_spent_candidate_is_ordered_by_its_gain_alone_and_the_engines_score() 
     assert records["b_answer"]["gain"] == 0.0 and records["a_aside"]["gain"] == 0.0
     assert fills["b_answer"] > fills["a_aside"]  # the property tests re-derive both from the records
     assert {r["fill_value"] for r in off.trace} == {None}
+
+
+def test_the_gain_gate_turns_away_a_spent_candidate_worth_too_little() -> None:
+    """A candidate whose facets the bubble covers and that the engine ranks far down (its fill value
+    below ``min_gain`` of the best gain on the empty bubble) is rejected ``low_gain`` rather than
+    padding the budget; one the engine rates still fills it; ``min_gain = 0`` admits both."""
+    first = _scored_by_engine(_candidate("c_first", "Exit", "Bash exit status and exit codes", 50), "d", 10.0)
+    answer = _scored_by_engine(_candidate("b_answer", "Exit", "the exit status is 127", 60), "d", 8.0)
+    aside = _scored_by_engine(_candidate("a_aside", "Misc", "status line", 10), "d", 0.01)
+    config = BubbleConfig().with_overrides(token_budget=400, covered_weight=0.0)
+    candidates = [first, answer, aside]
+    on = build_bubble("bash exit status", candidates, config, run_id="on", now=NOW)
+    off = build_bubble(
+        "bash exit status", candidates, config.with_overrides(min_gain=0.0), run_id="o", now=NOW
+    )
+    assert [s.chunk.chunk_id for s in on.selected] == ["c_first", "b_answer"]
+    assert [s.chunk.chunk_id for s in off.selected] == ["c_first", "b_answer", "a_aside"]
+    records = {r["chunk_id"]: r for r in on.trace}
+    aside_record = records["a_aside"]
+    assert aside_record["final_reason"] == "low_gain" and aside_record["stage"] == "gain_gate"
+    gate = next(g for g in aside_record["step_details"]["gates"] if g["gate"] == "gain")
+    # the gate measures the fill value (what ordered it) against min_gain of the rank-1 record's gain
+    assert gate["value"] == aside_record["fill_value"]
+    assert gate["limit"] == pytest.approx(config.bubble.min_gain * records["c_first"]["gain"])
+    assert gate["enabled"] and not gate["passed"]
+    assert records["b_answer"]["fill_value"] >= gate["limit"]
+    off_gates = {g["gate"]: g for r in off.trace for g in r["step_details"]["gates"]}
+    assert not off_gates["gain"]["enabled"]

@@ -133,6 +133,7 @@ def test_engine_topk_takes_the_engine_order_and_skips_what_does_not_fit() -> Non
     gates = {g["gate"]: g["enabled"] for g in by_id["first"]["step_details"]["gates"]}
     assert gates == {
         "relevance": False,
+        "gain": False,
         "redundancy": False,
         "section_budget": False,
         "global_budget": True,

@@ -93,6 +93,7 @@ class ReportData(_Model):
 # Gates in pipeline order with the rejection reason each one gives.
 _FUNNEL_GATES: tuple[tuple[str, str], ...] = (
     ("relevance", "low_relevance"),
+    ("gain", "low_gain"),
     ("redundancy", "too_redundant"),
     ("section budget", "section_budget_exceeded"),
     ("global budget", "budget_exceeded"),

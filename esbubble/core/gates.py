@@ -36,6 +36,7 @@ class Gate:
 
 GATES: tuple[Gate, ...] = (
     Gate("relevance", "value > limit", "low_relevance", "relevance_gate", operator.gt),
+    Gate("gain", "value >= limit", "low_gain", "gain_gate", operator.ge),
     Gate("redundancy", "value < limit", "too_redundant", "overlap_gate", operator.lt),
     Gate("section_budget", "value <= limit", "section_budget_exceeded", "section_budget_gate", operator.le),
     Gate("global_budget", "value <= limit", "budget_exceeded", "budget_gate", operator.le),
@@ -56,6 +57,7 @@ class GateResults(NamedTuple):
     """
 
     relevance: GateDict
+    gain: GateDict
     redundancy: GateDict
     section_budget: GateDict
     global_budget: GateDict
@@ -99,6 +101,7 @@ def run_gates(
     verdicts: Verdicts,
     *,
     relevance: Check,
+    gain: Check,
     redundancy: Check,
     section_budget: Check,
     global_budget: Check,
@@ -109,19 +112,21 @@ def run_gates(
     A measurement seen before in the run gets the verdict built then (looked up by the measurement
     itself: this runs for every candidate, and again for each one a second pass re-decides).
     """
-    by_relevance, by_redundancy, by_section, by_global, by_count = verdicts.by_gate
+    by_relevance, by_gain, by_redundancy, by_section, by_global, by_count = verdicts.by_gate
     new = verdicts.new
     return GateResults(
         by_relevance.get(relevance) or new(0, relevance),
-        by_redundancy.get(redundancy) or new(1, redundancy),
-        by_section.get(section_budget) or new(2, section_budget),
-        by_global.get(global_budget) or new(3, global_budget),
-        by_count.get(max_chunks) or new(4, max_chunks),
+        by_gain.get(gain) or new(1, gain),
+        by_redundancy.get(redundancy) or new(2, redundancy),
+        by_section.get(section_budget) or new(3, section_budget),
+        by_global.get(global_budget) or new(4, global_budget),
+        by_count.get(max_chunks) or new(5, max_chunks),
     )
 
 
 def rule_holds(rule: str, value: float, limit: float) -> bool:
-    """Evaluate one of the gate rules (``value > limit``, ``value < limit``, ``value <= limit``)."""
+    """Evaluate one of the gate rules (``value > limit``, ``value >= limit``, ``value < limit``,
+    ``value <= limit``)."""
     holds = _RULES.get(rule)
     if holds is None:
         raise ValueError(f"unknown gate rule {rule!r}")
@@ -141,6 +146,12 @@ def gate_result(gate: GateName, value: float, limit: float, *, enabled: bool = T
 def relevance_gate(score: float, min_score: float) -> GateDict:
     """Low relevance: a candidate needs ``score > min_score``."""
     return gate_result("relevance", score, min_score)
+
+
+def gain_gate(value: float, floor: float, *, enabled: bool = True) -> GateDict:
+    """Too little gain: what orders a candidate (its gain, or a spent one's fill value) must be at least
+    ``floor`` (``min_gain`` of the best gain on the empty bubble)."""
+    return gate_result("gain", value, floor, enabled=enabled)
 
 
 def redundancy_gate(overlap_value: float, delta: float, *, enabled: bool = True) -> GateDict:

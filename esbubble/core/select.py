@@ -199,7 +199,9 @@ class _Coverage:
     its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0). Each facet
     counts as much as the engine's best match for it (``engine_ratios``; 1 when off). A candidate whose
     gain is below ``floor`` (``spent_gain`` of the best gain on the empty bubble; none when that is 0
-    or no gain is positive) is spent (``entry``).
+    or no gain is positive) is spent (``entry``). ``gain_floor`` is what the gain gate asks of what
+    orders a candidate (``min_gain`` of that best gain; None, the gate off, when that is 0 or no gain
+    is positive).
     """
 
     def __init__(
@@ -214,6 +216,7 @@ class _Coverage:
         by_facet_engine: bool = False,
         chunk_power: float = 0.0,
         spent_gain: float = 0.0,
+        min_gain: float = 0.0,
     ) -> None:
         self.covered = [0.0] * facet_count
         best = [0.0] * facet_count
@@ -269,12 +272,14 @@ class _Coverage:
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
         # Each candidate's gain on the empty bubble (by object), the gain below which a candidate is
-        # spent (``spent_gain`` of the best of those) and the engine score fill values are relative to.
+        # spent (``spent_gain`` of the best of those), the gain gate's floor (``min_gain`` of it) and
+        # the engine score fill values are relative to.
         self.alone: dict[int, float] = (
-            {id(candidate): self.gain(candidate) for candidate in scored} if spent_gain > 0 else {}
+            {id(candidate): self.gain(candidate) for candidate in scored} if spent_gain or min_gain else {}
         )
         best_alone = max(self.alone.values(), default=0.0)
-        self.floor = spent_gain * best_alone if best_alone > 0 else -math.inf
+        self.floor = spent_gain * best_alone if best_alone > 0 and spent_gain else -math.inf
+        self.gain_floor = min_gain * best_alone if best_alone > 0 and min_gain else None
         self._top = top
 
     @classmethod
@@ -292,6 +297,7 @@ class _Coverage:
             by_facet_engine=by_gain and params.facet_engine,
             chunk_power=params.chunk_share if by_gain else 0.0,
             spent_gain=params.spent_gain if by_gain else 0.0,
+            min_gain=params.min_gain if by_gain else 0.0,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
@@ -417,10 +423,12 @@ def relevance_measure(params: BubbleParams) -> Callable[[ScoredCandidate], float
     return attrgetter("score_final")
 
 
-def gate_switches(switches: VariantSwitches) -> dict[GateName, bool]:
-    """Which gates of the table a variant runs (the global budget always)."""
+def gate_switches(switches: VariantSwitches, *, gain: bool = False) -> dict[GateName, bool]:
+    """Which gates of the table a variant runs (the global budget always); the gain gate only where
+    the coverage order sets it a floor (``gain``)."""
     return {
         "relevance": switches.relevance_gate,
+        "gain": gain,
         "redundancy": switches.redundancy,
         "section_budget": switches.section_budgets,
         "global_budget": True,
@@ -433,6 +441,7 @@ class Bubbling:
 
     __slots__ = (
         "_delta",
+        "_gain_floor",
         "_max_chunks",
         "_min_score",
         "_relevance",
@@ -443,7 +452,12 @@ class Bubbling:
     )
 
     def __init__(
-        self, params: BubbleParams, budget: Budget, redundancy: Redundancy, verdicts: Verdicts
+        self,
+        params: BubbleParams,
+        budget: Budget,
+        redundancy: Redundancy,
+        verdicts: Verdicts,
+        gain_floor: float = 0.0,
     ) -> None:
         self.params = params
         self.budget = budget
@@ -453,6 +467,7 @@ class Bubbling:
         self._relevance = relevance_measure(params)
         self._min_score = params.min_score
         self._delta = params.delta
+        self._gain_floor = gain_floor
         self._max_chunks = float(params.max_chunks)
 
     def decide(
@@ -471,7 +486,8 @@ class Bubbling:
 
         The section budget gate's limit is what the bucket has left, or in the global_pool second
         pass the ``pool`` left, where the decision keeps its ``first_pass`` gates and adds these.
-        ``fill`` is the fill value of a spent candidate (coverage order).
+        ``fill`` is the fill value of a spent candidate (coverage order): what the gain gate measures
+        in place of its gain.
         """
         budget = self.budget
         words = scored.words
@@ -483,6 +499,7 @@ class Bubbling:
         gates = run_gates(
             self.verdicts,
             relevance=(self._relevance(scored), self._min_score),
+            gain=(gain if fill is None else fill, self._gain_floor),
             redundancy=(value, self._delta),
             section_budget=(size, bucket_left if pool is None else pool),
             global_budget=(size, budget_left),
@@ -518,13 +535,15 @@ def select(
     mass = relevance_demand(scored, params, order, len(facets)) if needs_demand else None
     resolved = resolve_shares(present, shares, mass, params.share_floor, mode=mode)
     caps = bucket_caps(resolved, params.token_budget)
+    coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain)
+    floor = coverage.gain_floor
     bubble = Bubbling(
         params=params,
         budget=Budget(total=params.token_budget, caps=caps),
         redundancy=Redundancy(params.overlap_mode, facet_terms(facets)),
-        verdicts=Verdicts(gate_switches(switches)),
+        verdicts=Verdicts(gate_switches(switches, gain=floor is not None)),
+        gain_floor=0.0 if floor is None else floor,
     )
-    coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain)
     decisions = _decide(order(scored, coverage), bubble, coverage)
     pool: int | None = None
     if params.slack_policy == "global_pool" and switches.section_budgets:
