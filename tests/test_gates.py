@@ -11,6 +11,7 @@ from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import (
     Redundancy,
     first_failure,
+    gain_gate,
     global_budget_gate,
     max_chunks_gate,
     overlap,
@@ -64,6 +65,14 @@ def test_budget_gates_admit_an_exact_fit() -> None:
     assert not section_budget_gate(101, 100.0)["passed"]
     assert global_budget_gate(0, 0.0)["passed"]
     assert not global_budget_gate(1, 0.0)["passed"]
+
+
+def test_the_gain_gate_admits_at_its_floor() -> None:
+    assert gain_gate(0.01, 0.01)["passed"]
+    assert not gain_gate(0.0099, 0.01)["passed"]
+    assert gain_gate(0.0, 0.01, enabled=False)["passed"]
+    gates = [relevance_gate(2.0, 0.0), gain_gate(0.0, 0.01), redundancy_gate(0.9, 0.5)]
+    assert reason_of(gates) == "low_gain"  # second in the table: before the redundancy gate
 
 
 def test_max_chunks_admits_while_the_bubble_is_below_it() -> None:

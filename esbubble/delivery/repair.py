@@ -290,7 +290,8 @@ class _Rules:
         return run_gates(
             self.verdicts,
             relevance=(relevance_value(newcomer, params), params.min_score),
-            # a swap is decided by its utility (``epsilon``), not by a gain: the gain gate is off
+            # a swap is decided by its utility (``epsilon``), not by a gain: the gain gate is off and
+            # logs the newcomer's score, which its record gives as its gain (``_RepairState.apply``)
             gain=(newcomer.score_final, 0.0),
             redundancy=(overlap_value, bubble.delta),
             section_budget=(tokens, budget.swap_room(newcomer.bucket, freed)),
