@@ -191,3 +191,22 @@ def test_a_budget_sweep_gives_each_variant_what_an_evaluation_at_that_budget_giv
 def test_a_budget_the_profile_refuses_fails_the_sweep_with_the_profiles_message() -> None:
     with pytest.raises(ConfigError, match=r"'bubble\.token_budget': 0"):
         evaluate_cases(CASES, CONFIG, now=NOW, sweep=(60, 0))
+
+
+def test_gold_by_engine_rank_pools_the_items_each_variant_holds_by_their_best_candidates_rank() -> None:
+    # q1: c5 ranked 5th; q2 (order reversed): c6 1st, c1 6th; q4: a gold id no candidate holds, left out.
+    missing = EvalCase(
+        id="q4", query="scope", category="scope", gold=["nowhere"], candidates=candidates(CHUNKS)
+    )
+    evaluation = evaluate_cases([*CASES, missing], CONFIG, now=NOW)
+    assert evaluation.gold_by_rank == {"1–3": 1, "4–10": 2}
+    assert evaluation.recall_by_rank["engine_topk"]["1–3"] == 1.0  # c6 is the engine's first, 6 tokens
+    sizes = {"q1": 1, "q2": 2, "q4": 1}
+    for variant, per_band in evaluation.recall_by_rank.items():
+        # the items a variant holds, pooled over the bands, are the ones its per-query recall counts
+        held = sum(share * evaluation.gold_by_rank[band] for band, share in per_band.items())
+        rows = [r for r in evaluation.per_query if r.variant == variant and r.id in sizes]
+        assert held == pytest.approx(sum((r.gold_recall or 0.0) * sizes[r.id] for r in rows))
+    table = next(t for t in evaluation_tables(evaluation) if t.title.startswith("Gold by engine rank"))
+    assert table.columns == ["variant", "1–3 (1)", "4–10 (2)"]
+    assert table.rows[0] == ["engine_topk", "1.00", f"{evaluation.recall_by_rank['engine_topk']['4–10']:.2f}"]

@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.core.bubble import build_bubble
-from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall, normalise_evidence
+from esbubble.core.metrics import (
+    BubbleMetrics,
+    GoldItems,
+    aggregate,
+    bubble_metrics,
+    gold_recall,
+    normalise_evidence,
+)
 from esbubble.models import Bubble, Candidate
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -98,6 +105,18 @@ def test_gold_ids_and_evidence_count_as_one_pool_and_duplicates_once() -> None:
         2 / 4
     )
     assert gold_recall(CHUNKS, gold=[], evidence=[]) is None
+
+
+def test_a_gold_items_engine_rank_is_the_best_rank_of_a_candidate_holding_it() -> None:
+    # r2 (CHUNKS[1]) holds "stroud" and is ranked 1st; r1 holds it too, is the id "r1" and holds "as is
+    # basis", ranked 7th; nothing holds "zz". Items are the ids, then the phrases, each sorted.
+    r1 = text_candidate("r1", "Terms", "Area: Stroud, on an AS IS basis", 9).model_copy(update={"es_rank": 7})
+    r2 = Candidate(chunk=CHUNKS[1], es_score=5.0, es_rank=1)
+    items = GoldItems.of(gold=["zz", "r1"], evidence=["Stroud", "STROUD ", "as is basis"])
+    assert (items.ids, items.phrases) == (("r1", "zz"), ("as is basis", "stroud"))
+    assert items.engine_ranks([r1, r2]) == (7, None, 7, 1)
+    assert items.held_by([r2.chunk]) == (False, False, False, True)
+    assert gold_recall([r2.chunk], ["zz", "r1"], ["Stroud", "STROUD ", "as is basis"]) == 1 / 4
 
 
 def test_bubble_metrics_use_evidence_of_the_selected_chunks(bubble: Bubble) -> None:

@@ -652,7 +652,10 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
 
     A retrieval table gives the gold recall of all the candidates: the
     ceiling no variant can pass, so a miss reads as retrieval's or
-    selection's. --sweep adds each variant's gold recall and tokens at other
+    selection's. A gold-by-engine-rank table gives the share of gold items
+    each variant holds, by the engine's rank of the best candidate holding
+    them (1-3, 4-10, 11-30, 31+): whether the bubble keeps what the engine
+    ranks first and what it finds further down. --sweep adds each variant's gold recall and tokens at other
     budgets, on the same candidates: whether the bubble beats the engine's
     own order at the budgets you use. With --window/--parent/--repair/--assemble,
     a delivery table compares each query's bubble with what those stages

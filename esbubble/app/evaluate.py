@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from esbubble.app.report import Table
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.metrics import BubbleMetrics, aggregate, bubble_metrics, gold_recall
+from esbubble.core.metrics import BubbleMetrics, GoldItems, aggregate, bubble_metrics, gold_recall
 from esbubble.core.relevance import TermStats
 from esbubble.core.variants import token_matched_config
 from esbubble.errors import InputError
@@ -126,6 +126,20 @@ class Evaluation(_Model):
     candidate_recall_by_category: dict[str, float] = Field(
         default_factory=dict, description="category -> candidate_recall (queries with gold only)"
     )
+    gold_by_rank: dict[str, int] = Field(
+        default_factory=dict,
+        description=(
+            "engine-rank band -> gold items whose best-ranked holder among the candidates falls in it,"
+            " over all queries (items no candidate holds are left out)"
+        ),
+    )
+    recall_by_rank: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description=(
+            "variant -> engine-rank band -> share of those gold items its bubble holds at the fixed"
+            " budget: whether a variant keeps what the engine ranks first"
+        ),
+    )
     delta_sweep: list[DeltaRow]
     per_query: list[QueryRow]
     budget_sweep: list[VariantRow] = Field(
@@ -136,6 +150,16 @@ class Evaluation(_Model):
             " against the baseline"
         ),
     )
+
+
+# The bands of the engine's rank a gold item's best holder is counted under: (label, last rank; None: no
+# end). The first is what a tight budget's top-K holds, the last what only a re-ranking reaches.
+RANK_BANDS: tuple[tuple[str, int | None], ...] = (("1–3", 3), ("4–10", 10), ("11–30", 30), ("31+", None))
+
+
+def rank_band(rank: int) -> str:
+    """The label of the band (``RANK_BANDS``) the engine's ``rank`` falls in."""
+    return next(label for label, last in RANK_BANDS if last is None or rank <= last)
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -208,10 +232,22 @@ def evaluate_cases(
     at_budget: dict[tuple[int, Variant], list[BubbleMetrics]] = {
         (b, v): [] for b in swept for v in VARIANT_ORDER
     }
+    gold_by_rank: dict[str, int] = dict.fromkeys((label for label, _ in RANK_BANDS), 0)
+    held_by_rank: dict[Variant, dict[str, int]] = {v: dict.fromkeys(gold_by_rank, 0) for v in VARIANT_ORDER}
     for case in cases:
+        items = GoldItems.of(case.gold, case.evidence)
+        bands = [None if r is None else rank_band(r) for r in items.engine_ranks(case.candidates)]
+        for band in bands:
+            if band is not None:
+                gold_by_rank[band] += 1
         for variant in VARIANT_ORDER:
-            m = bubble_metrics(bubble(case, config, variant, "fixed"), case.gold, case.evidence)
+            fixed_bubble = bubble(case, config, variant, "fixed")
+            m = bubble_metrics(fixed_bubble, case.gold, case.evidence)
             fixed[variant].append(m)
+            holds = items.held_by(chosen.chunk for chosen in fixed_bubble.selected)
+            for band, held in zip(bands, holds, strict=True):
+                if band is not None and held:
+                    held_by_rank[variant][band] += 1
             per_query.append(
                 QueryRow(
                     id=case.id,
@@ -273,6 +309,8 @@ def evaluate_cases(
         found = gold_recall([c.chunk for c in case.candidates], case.gold, case.evidence)
         if found is not None:
             reach.setdefault(_category(case), []).append(found)
+    present = {band: n for band, n in gold_by_rank.items() if n}  # the bands some gold item falls in
+    by_rank = {v: {band: kept[band] / n for band, n in present.items()} for v, kept in held_by_rank.items()}
     budget_sweep = [
         _row(v, [b] * len(cases), fixed[v] if b == budget else at_budget[b, v])
         for b in sweep_at
@@ -290,6 +328,8 @@ def evaluate_cases(
         candidates=_mean([float(len(case.candidates)) for case in cases]),
         candidate_recall=_mean([r for per in reach.values() for r in per]) if reach else None,
         candidate_recall_by_category={c: _mean(v) for c, v in sorted(reach.items())},
+        gold_by_rank=present,
+        recall_by_rank=by_rank,
         delta_sweep=delta_rows,
         per_query=per_query,
         budget_sweep=budget_sweep,
@@ -393,6 +433,13 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
                  *(_num(evaluation.candidate_recall_by_category.get(c), 2) for c in categories)]
             ],
         ),
+        *([Table(
+            # Whether a variant keeps what the engine ranks first, and what it finds further down.
+            title="Gold by engine rank — share held, by the engine's rank of its best candidate",
+            columns=["variant", *(f"{band} ({n})" for band, n in evaluation.gold_by_rank.items())],
+            rows=[[v, *(_num(evaluation.recall_by_rank[v][band], 2) for band in evaluation.gold_by_rank)]
+                  for v in variants],
+        )] if evaluation.gold_by_rank else []),
         *([Table(
             # Whether the bubble beats the engine's own order between a tight and a loose budget.
             title="Budget sweep — gold recall (tokens used) per budget, same candidates",

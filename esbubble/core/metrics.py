@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
 
 from pydantic import BaseModel, ConfigDict
 
-from esbubble.models import REJECTION_REASONS, Bubble, Chunk
+from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Chunk
 
 
 class BubbleMetrics(BaseModel):
@@ -52,25 +54,52 @@ def normalise_evidence(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+@dataclass(frozen=True, slots=True)
+class GoldItems:
+    """A query's gold items: chunk ids (``gold``: held by the chunk with that id) and evidence phrases
+    (``evidence``: held by a chunk whose ``text`` contains them, compared by ``normalise_evidence``).
+    Evidence survives re-chunking; chunk ids pin one ingest. Duplicates count once; items are the ids
+    then the phrases, each sorted."""
+
+    ids: tuple[str, ...]
+    phrases: tuple[str, ...]
+
+    @classmethod
+    def of(cls, gold: Collection[str] = (), evidence: Collection[str] = ()) -> GoldItems:
+        return cls(tuple(sorted(set(gold))), tuple(sorted({normalise_evidence(p) for p in evidence})))
+
+    def __len__(self) -> int:
+        return len(self.ids) + len(self.phrases)
+
+    def held_by(self, chunks: Iterable[Chunk]) -> tuple[bool, ...]:
+        """Per item, whether one of ``chunks`` holds it."""
+        chosen = list(chunks)
+        ids = {c.chunk_id for c in chosen}
+        texts = [normalise_evidence(c.text) for c in chosen]
+        return (
+            *(i in ids for i in self.ids),
+            *(any(p in t for t in texts) for p in self.phrases),
+        )
+
+    def engine_ranks(self, candidates: Iterable[Candidate]) -> tuple[int | None, ...]:
+        """Per item, the engine's rank of the best-ranked candidate that holds it (None: no candidate
+        does, so no selection can)."""
+        best: list[int | None] = [None] * len(self)
+        for candidate in sorted(candidates, key=attrgetter("es_rank")):
+            for index, held in enumerate(self.held_by([candidate.chunk])):
+                if held and best[index] is None:
+                    best[index] = candidate.es_rank
+        return tuple(best)
+
+
 def gold_recall(
     chunks: Iterable[Chunk], gold: Collection[str] = (), evidence: Collection[str] = ()
 ) -> float | None:
-    """Share of the gold items that ``chunks`` hold; ``None`` without gold items.
-
-    A gold item is a chunk id (``gold``: found when one of ``chunks`` has that
-    id) or an evidence phrase (``evidence``: found when it is contained in at
-    least one chunk's ``text``, compared by ``normalise_evidence``). Evidence
-    survives re-chunking; chunk ids pin one ingest. Duplicates count once.
-    """
-    wanted_ids = set(gold)
-    phrases = {normalise_evidence(p) for p in evidence}
-    if not wanted_ids and not phrases:
+    """Share of the gold items (``GoldItems``) that ``chunks`` hold; ``None`` without gold items."""
+    items = GoldItems.of(gold, evidence)
+    if not len(items):
         return None
-    chosen = list(chunks)
-    ids = {c.chunk_id for c in chosen}
-    texts = [normalise_evidence(c.text) for c in chosen]
-    found = len(wanted_ids & ids) + sum(1 for p in phrases if any(p in t for t in texts))
-    return found / (len(wanted_ids) + len(phrases))
+    return sum(items.held_by(chunks)) / len(items)
 
 
 def bubble_metrics(
