@@ -655,11 +655,11 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     selection's. A gold-by-engine-rank table gives the share of gold items
     each variant holds, by the engine's rank of the best candidate holding
     them (1-3, 4-10, 11-30, 31+): whether the bubble keeps what the engine
-    ranks first and what it finds further down. --sweep adds each variant's gold recall and tokens at other
-    budgets, on the same candidates: whether the bubble beats the engine's
-    own order at the budgets you use. With --window/--parent/--repair/--assemble,
-    a delivery table compares each query's bubble with what those stages
-    deliver (tokens and gold recall).
+    ranks first and what it finds further down. --sweep adds each variant's
+    gold recall and tokens at other budgets, on the same candidates: whether
+    the bubble beats the engine's own order at the budgets you use. With
+    --window/--parent/--repair/--assemble, a delivery table compares each
+    query's bubble with what those stages deliver (tokens and gold recall).
     Malformed query-set lines are reported with their line number and the
     other queries still run (exit 1).
     """
