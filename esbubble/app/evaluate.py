@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from esbubble.app.report import Table
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.metrics import BubbleMetrics, GoldItems, aggregate, bubble_metrics, gold_recall
+from esbubble.core.metrics import BubbleMetrics, GoldItems, aggregate, bubble_metrics
 from esbubble.core.relevance import TermStats
 from esbubble.core.variants import token_matched_config
 from esbubble.errors import InputError
@@ -234,9 +234,13 @@ def evaluate_cases(
     }
     gold_by_rank: dict[str, int] = dict.fromkeys((label for label, _ in RANK_BANDS), 0)
     held_by_rank: dict[Variant, dict[str, int]] = {v: dict.fromkeys(gold_by_rank, 0) for v in VARIANT_ORDER}
+    reach: dict[str, list[float]] = {}  # per category, each query's gold recall of all its candidates
     for case in cases:
         items = GoldItems.of(case.gold, case.evidence)
-        bands = [None if r is None else rank_band(r) for r in items.engine_ranks(case.candidates)]
+        ranks = items.engine_ranks(case.candidates)
+        if len(items):  # an item some candidate holds has a rank
+            reach.setdefault(_category(case), []).append(sum(r is not None for r in ranks) / len(items))
+        bands = [None if r is None else rank_band(r) for r in ranks]
         for band in bands:
             if band is not None:
                 gold_by_rank[band] += 1
@@ -304,11 +308,6 @@ def evaluate_cases(
             )
         )
 
-    reach: dict[str, list[float]] = {}
-    for case in cases:
-        found = gold_recall([c.chunk for c in case.candidates], case.gold, case.evidence)
-        if found is not None:
-            reach.setdefault(_category(case), []).append(found)
     present = {band: n for band, n in gold_by_rank.items() if n}  # the bands some gold item falls in
     by_rank = {v: {band: kept[band] / n for band, n in present.items()} for v, kept in held_by_rank.items()}
     budget_sweep = [
