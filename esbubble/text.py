@@ -42,8 +42,9 @@ def tokenize(text: str) -> list[str]:
 # terms change shape: chunks whose stored terms carry another version are scored from their text
 # until they are re-ingested. Version 2 added the analysed ``stems`` and ``context_stems``; version 3
 # follows UAX #29 for other numbers (½) and the joiners beyond ASCII (·, ‘); version 4 added
-# ``words``, the compare text's words as the standard tokenizer cuts them.
-TERMS_VERSION = 4
+# ``words``, the compare text's words as the standard tokenizer cuts them; version 5 counts the words
+# inside identifiers (``high_growth_count``: high, growth, count) as the index analyzer does.
+TERMS_VERSION = 5
 
 
 def term_counts(text: str) -> dict[str, int]:

@@ -6,9 +6,22 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from esbubble.core.analysis import ENGLISH_STOP_WORDS, analyze, standard_tokens, stem
+from esbubble.core.analysis import (
+    ENGLISH_STOP_WORDS,
+    analyze,
+    analyze_indexed,
+    identifier_parts,
+    parts_text,
+    standard_tokens,
+    stem,
+)
+from esbubble.models import Chunk
+from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
+from esbubble.store.query import TERM_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 # Real prose of several kinds: licences, a specification's text, the sample memo, our own docs.
@@ -129,3 +142,76 @@ def test_uax29_joiners_beyond_ascii_punctuation() -> None:
         "x",
         "y",
     ]
+
+
+def test_the_words_inside_an_identifier_are_its_parts() -> None:
+    assert identifier_parts("high_growth_count") == ["high", "growth", "count"]
+    assert identifier_parts("AgencyLongName") == ["Agency", "Long", "Name"]
+    assert identifier_parts("user.mime_type") == ["user", "mime", "type"]
+    assert identifier_parts("INTENT_ABSOLUTE_COLORIMETRIC") == ["INTENT", "ABSOLUTE", "COLORIMETRIC"]
+    assert identifier_parts("GitHub") == ["Git", "Hub"]
+    assert identifier_parts("active_10plus_count") == ["active", "plus", "count"]
+    # a word, a number, a code or an abbreviation is one term, as before
+    for word in ("apache", "Apache", "HTTP", "don't", "isn’t", "65.2", "e.g", "Ελληνικά"):
+        assert identifier_parts(word) == [], word
+    assert identifier_parts("NUTS_ID") == ["NUTS", "ID"]
+    assert identifier_parts("BE21") == ["BE"]  # a code's letters (here a stop word once lower-cased)
+    assert parts_text("The GitHub's column high_growth_count, and 65.2") == "Git Hub high growth count"
+    assert analyze_indexed("high_growth_count: 45") == ["high_growth_count", "45", "high", "growth", "count"]
+    assert analyze("high_growth_count: 45") == ["high_growth_count", "45"]  # a query is read as before
+
+
+@given(st.text(alphabet=st.sampled_from("aZé_.'9QÉx"), min_size=1, max_size=12))
+def test_identifier_parts_are_pieces_of_the_token_in_order_never_the_whole(token: str) -> None:
+    parts = identifier_parts(token)
+    at = 0
+    for part in parts:
+        found = token.find(part, at)
+        assert found >= 0 and len(part) >= 2
+        at = found + len(part)
+    assert token not in parts
+    if token.isalpha() and token.islower():
+        assert parts == []
+
+
+@pytest.mark.integration
+def test_the_chunk_index_holds_exactly_the_terms_python_counts_for_identifiers(store: Store) -> None:
+    """Rows and prose with identifiers from the real-document sets: the engine holds every term of
+    the words inside a chunk's identifiers, and nothing Python does not count. (osmem indexes a few
+    words its ``_analyze`` keeps, "from" and "than", as stop words: ``TermStats.unindexed``.)"""
+    texts = [
+        "Local authority: Cheltenham; high_growth_count: 45; active_10plus_count: 620; rate_pct: 7.26",
+        "AgencyLongName: BACH Banque de France; AgencyID: BACH",
+        "The user.mime_type extended attribute is used by GitHub's tools and READMEs.",
+        "INTENT_SATURATION 2 INTENT_ABSOLUTE_COLORIMETRIC 3",
+        "Derive exceptions from Exception rather than BaseException (XMLHttpRequest, don't).",
+    ]
+    chunks = [
+        Chunk(
+            chunk_id=f"ids:{n}",
+            doc_id="ids",
+            source_type="text",
+            section="S",
+            bucket="S",
+            position=n,
+            token_count=20,
+            content_hash=f"h{n}",
+            text=text,
+            compare_text=text,
+        )
+        for n, text in enumerate(texts)
+    ]
+    index_chunks(store, chunks)
+    for chunk in chunks:
+        vectors = store.client.termvectors(
+            index=store.names.chunks, id=chunk.chunk_id, fields=["text", "text_parts"]
+        ).body["term_vectors"]
+        engine = {term for field in vectors.values() for term in field["terms"]}
+        python = set(analyze_indexed(chunk.text))
+        assert engine <= python, chunk.text
+        parts = set(analyze(parts_text(chunk.text)))
+        assert parts and parts <= engine, chunk.text
+        for term in parts:
+            query = {"bool": {"should": [{"term": {field: term}} for field in TERM_FIELDS]}}
+            hits = store.client.search(index=store.names.chunks, query=query, size=10).body["hits"]["hits"]
+            assert chunk.chunk_id in {hit["_id"] for hit in hits}, term

@@ -40,7 +40,7 @@ def test_exact_body_with_priors_and_filters() -> None:
                             {
                                 "multi_match": {
                                     "query": "scaffold hire",
-                                    "fields": ["text", "context^0.5"],
+                                    "fields": ["text", "text_parts^0.3", "context^0.5", "context_parts^0.15"],
                                     "type": "most_fields",
                                 }
                             },
@@ -79,7 +79,14 @@ def test_exact_body_with_priors_and_filters() -> None:
                     "df": {
                         "filters": {
                             "filters": {
-                                term: {"bool": {"should": [{"term": {f: term}} for f in ("text", "context")]}}
+                                term: {
+                                    "bool": {
+                                        "should": [
+                                            {"term": {f: term}}
+                                            for f in ("text", "text_parts", "context", "context_parts")
+                                        ]
+                                    }
+                                }
                                 for term in ("hire", "scaffold")
                             }
                         }
@@ -104,7 +111,7 @@ def test_without_priors_or_filters_only_bm25_remains() -> None:
                 {
                     "multi_match": {
                         "query": "gutters",
-                        "fields": ["text", "context^0.5"],
+                        "fields": ["text", "text_parts^0.3", "context^0.5", "context_parts^0.15"],
                         "type": "most_fields",
                     }
                 }

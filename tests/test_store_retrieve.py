@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
-from _store_data import QUOTE_JOB
+from _store_data import QUOTE_JOB, make_chunk
 
 from esbubble.config import parse_config
+from esbubble.core.bubble import build_bubble
 from esbubble.errors import NotFoundError
 from esbubble.store.chunks import index_chunks
 from esbubble.store.connection import Store
@@ -75,6 +78,27 @@ def test_retrieve_many_uses_one_msearch_and_keeps_query_order(store: Store) -> N
     assert [c.chunk.chunk_id for c in results[1].candidates] == ["job:0005"]
     single = retrieve(store, "gutters", config)
     assert results[0].candidates == single.candidates
+
+
+def test_a_word_inside_an_identifier_retrieves_its_chunk_and_counts_for_it(store: Store) -> None:
+    """A workbook's column ``high_growth_count`` holds "growth": the engine finds the row for it, its
+    document frequency counts the row, and the bubble scores the facet the row matches."""
+    rows = [
+        make_chunk(
+            "hge", 0, "Local authority: Cheltenham; high_growth_count: 45; active_10plus_count: 620", row=2
+        ),
+        make_chunk("hge", 1, "Local authority: Tewkesbury; rate_pct: 7.2", row=3),
+    ]
+    index_chunks(store, [*QUOTE_JOB, *rows])
+    config = parse_config({})
+    result = retrieve(store, "growth count in Cheltenham", config)
+    assert result.candidates[0].chunk.chunk_id == "hge:0000"
+    assert result.term_stats is not None and result.term_stats.df["growth"] == 1
+    query, now = "growth count in Cheltenham", datetime(2026, 1, 1, tzinfo=UTC)
+    bubble = build_bubble(query, result.candidates, config, run_id="r", now=now, stats=result.term_stats)
+    record = next(r for r in bubble.trace if r["chunk_id"] == "hge:0000")
+    assert {"growth", "count", "cheltenham"} <= set(record["facets"])
+    assert record["final_reason"] == "passed_all_gates"
 
 
 def test_missing_index_is_a_user_error_naming_the_index_and_init_never_the_query(bare_store: Store) -> None:

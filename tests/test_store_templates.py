@@ -18,7 +18,7 @@ from reliability_proxy import forwarding_proxy
 
 from esbubble.errors import BulkError, ConfigError, EngineError
 from esbubble.models import Chunk, ChunkTerms, RunManifest, TraceRecord
-from esbubble.store.chunks import get_chunks, index_chunks
+from esbubble.store.chunks import DERIVED_FIELDS, chunk_source, get_chunks, index_chunks
 from esbubble.store.connection import Store, connect
 from esbubble.store.names import IndexNames
 from esbubble.store.templates import (
@@ -45,7 +45,16 @@ def _model_fields(model: type[Chunk] | type[TraceRecord] | type[RunManifest]) ->
 def test_every_model_field_is_mapped(component: str, model: type[Chunk]) -> None:
     mappings = load_template(f"component-{component}", "esbubble")["template"]["mappings"]
     assert mappings["dynamic"] == "strict"
-    assert set(mappings["properties"]) == _model_fields(model)
+    derived = set(DERIVED_FIELDS) if model is Chunk else set()
+    assert set(mappings["properties"]) == _model_fields(model) | derived
+
+
+def test_a_chunks_document_holds_exactly_the_mapped_fields() -> None:
+    mappings = load_template("component-chunks-mappings", "esbubble")["template"]["mappings"]
+    chunk = make_chunk("d", 0, "high_growth_count: 45", section="Sheet1", row=2)
+    source = chunk_source(chunk)
+    assert set(source) == set(mappings["properties"])
+    assert source["text_parts"] == "high growth count" and source["context_parts"] == ""
 
 
 def test_free_form_fields_are_stored_not_indexed() -> None:

@@ -14,6 +14,12 @@ with the two departures of Porter's own reference implementation that
 Lucene's ``PorterStemmer`` keeps: ``-bli`` becomes ``-ble`` (the paper has
 only ``-abli``) and ``-logi`` becomes ``-log`` ("technology" → "technolog").
 
+A chunk also holds the words inside its identifiers (``identifier_parts``:
+``high_growth_count`` holds high, growth and count), which ingest writes to
+the fields ``text_parts`` and ``context_parts`` (``parts_text``), analysed by
+the same ``english`` analyzer; ``analyze_indexed`` is every term the index
+holds for a text, ``analyze`` how a query is read.
+
 The tokenizer follows the word-boundary rules of Unicode's UAX #29 that
 matter for text: letters and digits form words, ``_`` joins, MidLetter
 (``:``, ``·``, …) joins two letters, MidNum (``,``, ``;``, ``⁄``, …) two
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -168,16 +175,83 @@ def stem(word: str) -> str:
     return _reference_departures(str(_STEMMERS.porter.stemWord(word)))
 
 
+def _term(word: str) -> str | None:
+    """One token's term after lower-casing, stop words and stemming (None for a stop word)."""
+    lower = word.lower()
+    return stem(lower) if lower and lower not in ENGLISH_STOP_WORDS else None
+
+
 def analyze(text: str) -> list[str]:
-    """The ``english`` analyzer's terms of ``text``, in order, duplicates kept."""
+    """The ``english`` analyzer's terms of ``text``, in order, duplicates kept: how a query is read
+    (the chunk fields' search analyzer)."""
     terms: list[str] = []
     for token in standard_tokens(text):
-        word = (token[:-2] if token.endswith(_POSSESSIVES) else token).lower()
-        if word and word not in ENGLISH_STOP_WORDS:
-            terms.append(stem(word))
+        term = _term(token[:-2] if token.endswith(_POSSESSIVES) else token)
+        if term is not None:
+            terms.append(term)
     return terms
 
 
+_LOWER_OR_APOSTROPHE = frozenset("'\u2019")
+
+
+def _part_char(char: str) -> bool:
+    return char in _LOWER_OR_APOSTROPHE or unicodedata.category(char) == "Ll"
+
+
+def _upper(char: str) -> bool:
+    return unicodedata.category(char) == "Lu"
+
+
+def identifier_parts(token: str) -> list[str]:
+    """The words inside an identifier: every match of ``\\p{Lu}?[\\p{Ll}'’]{2,}|\\p{Lu}{2,}`` in
+    ``token``, left to right, except one spanning the whole token (the word itself).
+
+    ``high_growth_count`` gives high, growth, count; ``AgencyLongName`` Agency, Long, Name;
+    ``user.mime_type`` user, mime, type; a plain word (``apache``, ``Apache``, ``HTTP``, ``don't``)
+    nothing. Letters only: a number (``65.2``) or a code (``BE21``) adds no number of its own.
+    """
+    if token.isascii() and token.isalpha() and (token[1:].islower() or token.isupper()):
+        return []  # the common case: one match spanning the token, or none
+    parts: list[str] = []
+    at, end = 0, len(token)
+    while at < end:
+        run = at + 1 if _upper(token[at]) else at
+        stop = run
+        while stop < end and _part_char(token[stop]):
+            stop += 1
+        if stop - run < 2:  # not a (capitalised) lower-case word: two or more capitals?
+            stop = at
+            while stop < end and _upper(token[stop]):
+                stop += 1
+            if stop - at < 2:
+                at += 1
+                continue
+        if not (at == 0 and stop == end):
+            parts.append(token[at:stop])
+        at = stop
+    return parts
+
+
+def parts_text(text: str) -> str:
+    """The words inside the identifiers of ``text`` (``identifier_parts`` of each standard token, its
+    possessive dropped), space-separated: what a chunk's ``text_parts`` and ``context_parts`` hold,
+    so the engine's ``english`` analyzer finds "growth" in a column named ``high_growth_count``."""
+    return " ".join(
+        part
+        for token in standard_tokens(text)
+        for part in identifier_parts(token[:-2] if token.endswith(_POSSESSIVES) else token)
+    )
+
+
+def analyze_indexed(text: str) -> list[str]:
+    """The terms the chunk index holds for ``text``: its ``english`` terms (``analyze``), then those of
+    the words inside its identifiers (``parts_text``), duplicates kept."""
+    parts = parts_text(text)
+    return analyze(text) + analyze(parts) if parts else analyze(text)
+
+
 def analyzed_counts(text: str) -> dict[str, int]:
-    """How often each analysed term occurs in ``text``, keys sorted."""
-    return dict(sorted(Counter(analyze(text)).items()))
+    """How often each term the chunk index holds for ``text`` occurs in it (``analyze_indexed``), keys
+    sorted."""
+    return dict(sorted(Counter(analyze_indexed(text)).items()))

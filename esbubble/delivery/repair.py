@@ -24,7 +24,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.config import BubbleConfig, BubbleParams
-from esbubble.core.analysis import analyze, standard_tokens
+from esbubble.core.analysis import analyze, analyze_indexed, standard_tokens
 from esbubble.core.bubble import selected_chunk
 from esbubble.core.budget import Budget, BudgetRules
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, overlap, run_gates
@@ -54,8 +54,13 @@ class Facet(BaseModel):
     analysed: bool = False  # bm25: terms and texts compared as the index's analyzer makes them
 
     def words(self, text: str) -> list[str]:
-        """``text`` as this facet compares it: analysed terms, or raw tokens (tf)."""
+        """A term of the facet as it is compared: analysed as a query is, or raw tokens (tf)."""
         return analyze(text) if self.analysed else tokenize(text)
+
+    def text_words(self, text: str) -> list[str]:
+        """A chunk's text as it is compared: analysed as the index analyses it (each identifier
+        followed by its parts), or raw tokens (tf)."""
+        return analyze_indexed(text) if self.analysed else tokenize(text)
 
     def covered_by(self, tokens: Sequence[str]) -> bool:
         """Some term of the facet occurs, as a phrase, in ``tokens`` (a text's ``words``)."""
@@ -133,7 +138,7 @@ def reader(facets: Sequence[Facet]) -> ChunkWords:
     (analysing a text costs ~0.1 ms)."""
     if not facets:
         return lambda chunk: []
-    return _once_per_chunk(lambda chunk: facets[0].words(chunk.text))
+    return _once_per_chunk(lambda chunk: facets[0].text_words(chunk.text))
 
 
 def gate_reader(params: BubbleParams) -> ChunkWordSet:

@@ -10,6 +10,7 @@ from typing import Any
 from elasticsearch.helpers import streaming_bulk
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from esbubble.core.analysis import parts_text
 from esbubble.errors import BulkError, EngineError, IngestError, NotFoundError
 from esbubble.models import Chunk
 from esbubble.store.connection import Store
@@ -56,9 +57,18 @@ class NeighbourRequest(BaseModel):
         return self
 
 
+# The fields a chunk's document holds besides the ``Chunk`` fields: derived from them at every write,
+# searched, never read back.
+DERIVED_FIELDS = ("text_parts", "context_parts")
+
+
 def chunk_source(chunk: Chunk) -> dict[str, Any]:
-    """The document stored for a chunk: every ``Chunk`` field, JSON-typed."""
-    return chunk.model_dump(mode="json")
+    """The document stored for a chunk: every ``Chunk`` field, JSON-typed, and the words inside the
+    identifiers of its text and context (``DERIVED_FIELDS``)."""
+    return chunk.model_dump(mode="json") | {
+        "text_parts": parts_text(chunk.text),
+        "context_parts": parts_text(chunk.context),
+    }
 
 
 _CHUNK_FIELDS = frozenset(Chunk.model_fields)
