@@ -175,28 +175,26 @@ def stem(word: str) -> str:
     return _reference_departures(str(_STEMMERS.porter.stemWord(word)))
 
 
-def _term(word: str) -> str | None:
-    """One token's term after lower-casing, stop words and stemming (None for a stop word)."""
-    lower = word.lower()
-    return stem(lower) if lower and lower not in ENGLISH_STOP_WORDS else None
+def _without_possessive(token: str) -> str:
+    """The token less a trailing 's (the English possessive filter)."""
+    return token[:-2] if token.endswith(_POSSESSIVES) else token
 
 
 def analyze(text: str) -> list[str]:
-    """The ``english`` analyzer's terms of ``text``, in order, duplicates kept: how a query is read
-    (the chunk fields' search analyzer)."""
+    """The ``english`` analyzer's terms of ``text``, in order, duplicates kept: how a query is read."""
     terms: list[str] = []
     for token in standard_tokens(text):
-        term = _term(token[:-2] if token.endswith(_POSSESSIVES) else token)
-        if term is not None:
-            terms.append(term)
+        word = _without_possessive(token).lower()
+        if word and word not in ENGLISH_STOP_WORDS:
+            terms.append(stem(word))
     return terms
 
 
-_LOWER_OR_APOSTROPHE = frozenset("'\u2019")
+_APOSTROPHES = frozenset("'\u2019")
 
 
 def _part_char(char: str) -> bool:
-    return char in _LOWER_OR_APOSTROPHE or unicodedata.category(char) == "Ll"
+    return char in _APOSTROPHES or unicodedata.category(char) == "Ll"
 
 
 def _upper(char: str) -> bool:
@@ -238,9 +236,7 @@ def parts_text(text: str) -> str:
     possessive dropped), space-separated: what a chunk's ``text_parts`` and ``context_parts`` hold,
     so the engine's ``english`` analyzer finds "growth" in a column named ``high_growth_count``."""
     return " ".join(
-        part
-        for token in standard_tokens(text)
-        for part in identifier_parts(token[:-2] if token.endswith(_POSSESSIVES) else token)
+        part for token in standard_tokens(text) for part in identifier_parts(_without_possessive(token))
     )
 
 
