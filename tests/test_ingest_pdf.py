@@ -308,6 +308,39 @@ def test_a_contents_page_goes_whole_and_roman_page_numbers_mark_running_heads(tm
     assert [(c.page, c.text) for c in chunks] == list(zip([2, 3, 4], bodies, strict=True))
 
 
+def test_a_running_head_that_names_the_section_goes_by_its_page_number(tmp_path: Path) -> None:
+    """A running head that names the current section changes from section to section, so it does not
+    repeat as a whole; its page number follows the pages. A chapter heading at the top of the page
+    its number happens to match is set as a heading, and stays; so does a line of text that ends in
+    another number."""
+    pages = [
+        ("1 Scope", "This specification covers the waterproofing of the basement and the podium."),
+        ("2 Scope", "The smallest lap width, in millimetres, is 100"),
+        ("Materials 3", "Sheet membranes shall be stored on pallets under cover until they are laid."),
+        ("4 Materials", "Primer is applied to a dry substrate at the rate the maker states."),
+    ]
+    pdf = FPDF()
+    for number, (head, body) in enumerate(pages, start=1):
+        pdf.add_page()
+        if number == 1:
+            pdf.set_font("Helvetica", "B", 16)  # the chapter heading, on page 1
+        else:
+            pdf.set_font("Helvetica", "", 9)  # the running head: page number and section
+        pdf.cell(0, 8, head, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(6)
+        if number == 3:
+            pdf.set_font("Helvetica", "B", 16)
+            pdf.cell(0, 8, "2 Materials", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "r.pdf"))
+    chunks = read_document(tmp_path / "r.pdf", IngestOptions(min_chunk_tokens=0), doc_id="r.pdf")
+    assert [(c.page, c.section, c.text) for c in chunks] == [
+        (number, "1 Scope" if number < 3 else "2 Materials", body)
+        for number, (_, body) in enumerate(pages, start=1)
+    ]
+
+
 def _with_widths(path: Path) -> Path:
     """The PDF with its Helvetica given its glyph widths (``/Widths``), as most PDFs give them; fpdf
     leaves them out for the standard fonts, whose widths a reader is expected to know."""

@@ -51,6 +51,8 @@ _CONTENTS_LINES = 3  # dot-leader lines a page needs, besides being half its lin
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
+# A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
+_EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
 # A word and a hyphenated compound ("run-time"), and the end of a line that breaks a word with a hyphen.
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
@@ -238,37 +240,73 @@ def _edges(lines: list[_Line]) -> list[_Line]:
     return lines[:_EDGE_LINES] + lines[-_EDGE_LINES:] if len(lines) > 2 * _EDGE_LINES else lines
 
 
+def _edge_number(line: _Line) -> int | None:
+    """The number a line opens or closes with, apart from its words; None when it has none."""
+    match = _EDGE_NUMBER.search(line.text)
+    return None if match is None else int(match.group(1) or match.group(2))
+
+
+def page_offset(pages: list[list[_Line]]) -> int | None:
+    """How the document numbers its pages: the printed number minus the page's index that the most
+    pages share on a line at their edge, when at least ``_RUNNING_PAGES`` pages do (None otherwise).
+
+    A running head that names the current section (``21 Error logging``, ``2.3. BLOCKS AND SUPER
+    BLOCKS 7``) changes from section to section, so it does not repeat as a whole; its page number
+    still follows the pages one by one.
+    """
+    pages_by_offset: dict[int, set[int]] = {}
+    for index, lines in enumerate(pages):
+        for line in _edges(lines):
+            number = _edge_number(line)
+            if number is not None:
+                pages_by_offset.setdefault(number - index, set()).add(index)
+    if not pages_by_offset:
+        return None
+    offset = max(sorted(pages_by_offset), key=lambda key: len(pages_by_offset[key]))
+    return offset if len(pages_by_offset[offset]) >= _RUNNING_PAGES else None
+
+
 def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     """Pages without page numbers, running headers and footers, and table-of-contents lines.
 
     Page numbers (``7``, ``Page 7 of 12``, ``iv``) and running heads count
-    only among the first and last two lines of a page; a running head is a
+    only among the first and last two lines of a page. A running head is a
     line that, its page number aside, opens or closes at least three pages
-    (every page of a shorter document). A table-of-contents line is one with
-    a dot leader (``Introduction ........ 3``); a page that is at least half
-    such lines (contents, lists of figures, an index) is dropped whole, as
-    what is left of it is index letters and entries cut off at a line break.
+    (every page of a shorter document), or one that opens or closes with the
+    page's own number (``page_offset``) and is not set as a heading: a
+    chapter that starts on its page number's page keeps its ``1 Introduction``.
+    A table-of-contents line is one with a dot leader (``Introduction ........
+    3``); a page that is at least half such lines (contents, lists of
+    figures, an index) is dropped whole, as what is left of it is index
+    letters and entries cut off at a line break.
     """
     repeats: Counter[str] = Counter()
     for lines in pages:
         repeats.update({_furniture_key(line) for line in _edges(lines)})
     needed = min(_RUNNING_PAGES, len(pages))
+    offset = page_offset(pages)
+    body = _body_style(pages)
     kept: list[list[_Line]] = []
-    for lines in pages:
+    for index, lines in enumerate(pages):
         leaders = {id(line) for line in lines if _DOT_LEADER.search(line.text)}
         if len(leaders) >= _CONTENTS_LINES and 2 * len(leaders) >= len(lines):
             kept.append([])
             continue
         edges = {id(line) for line in _edges(lines)}
 
-        def furniture(line: _Line, edges: set[int] = edges, leaders: set[int] = leaders) -> bool:
+        def furniture(
+            line: _Line, edges: set[int] = edges, leaders: set[int] = leaders, index: int = index
+        ) -> bool:
             if id(line) in leaders:
                 return True
             if id(line) not in edges:
                 return False
             key = _furniture_key(line)
             running = len(pages) > 1 and bool(key) and repeats[key] >= needed
-            return running or bool(_PAGE_NUMBER.match(line.text))
+            numbered = (
+                offset is not None and _edge_number(line) == index + offset and not _is_heading(line, body)
+            )
+            return running or numbered or bool(_PAGE_NUMBER.match(line.text))
 
         kept.append([line for line in lines if not furniture(line)])
     return kept
