@@ -246,17 +246,18 @@ def _edge_number(line: _Line) -> int | None:
     return None if match is None else int(match.group(1) or match.group(2))
 
 
-def page_offset(pages: list[list[_Line]]) -> int | None:
+def page_offset(edges: list[list[_Line]]) -> int | None:
     """How the document numbers its pages: the printed number minus the page's index that the most
-    pages share on a line at their edge, when at least ``_RUNNING_PAGES`` pages do (None otherwise).
+    pages share on a line at their edge (``edges``: each page's ``_edges``), when at least
+    ``_RUNNING_PAGES`` pages do (None otherwise).
 
     A running head that names the current section (``21 Error logging``, ``2.3. BLOCKS AND SUPER
     BLOCKS 7``) changes from section to section, so it does not repeat as a whole; its page number
     still follows the pages one by one.
     """
     pages_by_offset: dict[int, set[int]] = {}
-    for index, lines in enumerate(pages):
-        for line in _edges(lines):
+    for index, lines in enumerate(edges):
+        for line in lines:
             number = _edge_number(line)
             if number is not None:
                 pages_by_offset.setdefault(number - index, set()).add(index)
@@ -280,19 +281,20 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     figures, an index) is dropped whole, as what is left of it is index
     letters and entries cut off at a line break.
     """
+    edge_lines = [_edges(lines) for lines in pages]
     repeats: Counter[str] = Counter()
-    for lines in pages:
-        repeats.update({_furniture_key(line) for line in _edges(lines)})
+    for lines in edge_lines:
+        repeats.update({_furniture_key(line) for line in lines})
     needed = min(_RUNNING_PAGES, len(pages))
-    offset = page_offset(pages)
+    offset = page_offset(edge_lines)
     body = _body_style(pages)
     kept: list[list[_Line]] = []
-    for index, lines in enumerate(pages):
+    for index, (lines, page_edges) in enumerate(zip(pages, edge_lines, strict=True)):
         leaders = {id(line) for line in lines if _DOT_LEADER.search(line.text)}
         if len(leaders) >= _CONTENTS_LINES and 2 * len(leaders) >= len(lines):
             kept.append([])
             continue
-        edges = {id(line) for line in _edges(lines)}
+        edges = {id(line) for line in page_edges}
 
         def furniture(
             line: _Line, edges: set[int] = edges, leaders: set[int] = leaders, index: int = index
