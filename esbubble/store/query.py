@@ -62,8 +62,9 @@ CHUNK_FIELDS = (
     f"context^{CONTEXT_BOOST}",
     f"context_parts^{round(PARTS_BOOST * CONTEXT_BOOST, 6)}",
 )
-# The fields a term's document frequency counts it in: all of them (the chunks the core finds it in).
-TERM_FIELDS = ("text", "text_parts", "context", "context_parts")
+# The fields a term's document frequency counts it in: all of them, unweighted (the chunks the core
+# finds it in).
+TERM_FIELDS = tuple(field.partition("^")[0] for field in CHUNK_FIELDS)
 
 # The name of the aggregation that carries the term statistics, and of its per-term buckets.
 TERM_STATS_AGG = "esbubble_term_stats"
