@@ -315,11 +315,20 @@ def _all_ids(store: Store) -> list[str]:
 # --- the embedded engine outlives commands, never their failures -----------------------------
 
 
+# The CLI as a terminal starts it. A shell without job control (``nohup``, ``cmd &`` in a script, some
+# CI runners) starts its background jobs with SIGINT ignored, and Python then installs no Ctrl-C
+# handler, so the interrupted command would run to its end: Python's own handler is put back first.
+_TERMINAL_CLI = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from esbubble.app.cli import main; main()"
+)
+
+
 def _cli(home: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "ESBUBBLE_HOME": str(home)}
     env.pop("ELASTICSEARCH_URL", None)
     return subprocess.Popen(
-        [sys.executable, "-c", "from esbubble.app.cli import main; main()", *args],
+        [sys.executable, "-c", _TERMINAL_CLI, *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
