@@ -57,18 +57,17 @@ class NeighbourRequest(BaseModel):
         return self
 
 
-# The fields a chunk's document holds besides the ``Chunk`` fields: derived from them at every write,
-# searched, never read back.
-DERIVED_FIELDS = ("text_parts", "context_parts")
+# The fields a chunk's document holds besides the ``Chunk`` fields, each with the field it is derived
+# from at every write (the words inside that field's identifiers): searched, never read back.
+_PARTS_OF = {"text_parts": "text", "context_parts": "context"}
+DERIVED_FIELDS = tuple(_PARTS_OF)
 
 
 def chunk_source(chunk: Chunk) -> dict[str, Any]:
     """The document stored for a chunk: every ``Chunk`` field, JSON-typed, and the words inside the
     identifiers of its text and context (``DERIVED_FIELDS``)."""
-    return chunk.model_dump(mode="json") | {
-        "text_parts": parts_text(chunk.text),
-        "context_parts": parts_text(chunk.context),
-    }
+    source = chunk.model_dump(mode="json")
+    return source | {field: parts_text(source[origin]) for field, origin in _PARTS_OF.items()}
 
 
 _CHUNK_FIELDS = frozenset(Chunk.model_fields)
