@@ -101,6 +101,15 @@ class BubbleParams(_Section):
             " facets') to this power; 0: off"
         ),
     )
+    named_row: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=4.0,
+        description=(
+            "coverage order: a table row with a cell value the question names (the value's analysed"
+            " words a run of the question's) has its facet weights count 1 + this; 0: off"
+        ),
+    )
     facet_engine: bool = Field(
         default=True,
         description=(

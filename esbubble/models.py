@@ -247,6 +247,16 @@ class TraceRecord(_Record):
         " the best candidate's, which ordered it after every candidate whose gain was at least spent_gain"
         " of the best; None: its gain ordered it (and under score order, and in older records)",
     )
+    named: str | None = Field(
+        default=None,
+        description="a table row: its cell value the question names (the value's analysed words a run of"
+        " the question's); None: none, prose, or named_row off",
+    )
+    named_weight: float | None = Field(
+        default=None,
+        description="coverage order: 1 + named_row for a row the question names, which also scales its"
+        " facet weights in the gain (1 when off or not named); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -343,6 +353,8 @@ TraceDict = TypedDict(
         "document_engine": float | None,
         "chunk_share": float | None,
         "fill_value": float | None,
+        "named": str | None,
+        "named_weight": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

@@ -52,7 +52,9 @@ def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
     candidates = []
     for i in ids:
         words = draw(st.lists(st.sampled_from(VOCAB), min_size=0, max_size=8))
-        text = " ".join(words)
+        # a table row writes its cells "header: value" (a value the query says names the row)
+        row = draw(st.booleans())
+        text = "; ".join(f"h{k}: {word}" for k, word in enumerate(words)) if row else " ".join(words)
         section = draw(st.sampled_from(SECTIONS))
         chunk = Chunk(
             chunk_id=f"c{i:03d}",
@@ -64,7 +66,8 @@ def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
             token_count=draw(st.integers(min_value=0, max_value=120)),
             content_hash=f"h{i}",
             text=text,
-            compare_text=text,
+            compare_text=" ".join(words),
+            row_number=i + 1 if row else None,
         )
         candidates.append(Candidate(chunk=chunk, es_score=draw(st.floats(0, 20))))
     return candidates
@@ -92,6 +95,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "fill_with_priors": draw(st.booleans()),
             "covered_weight": draw(st.floats(0.0, 1.0)),
             "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+            "named_row": draw(st.sampled_from([0.0, 0.5, 2.0])),
             "spent_gain": draw(st.sampled_from([0.0, 0.02, 0.3, 1.0])),
             "min_gain": draw(st.sampled_from([0.0, 0.01, 0.3])),
         },
@@ -214,6 +218,7 @@ def gain_of(
     matched = sum(w * engine[f] * share ** coverage.get(f, 0.0) for f, w in weights.items())
     matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
     matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
+    matched *= record["named_weight"] or 0.0
     # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
     gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
     return gain * record["len_penalty"]

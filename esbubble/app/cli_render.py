@@ -268,6 +268,15 @@ def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: i
     print_trace_summary(records)
 
 
+def _named_line(record: TraceDict) -> list[str]:
+    """The cell value the question names, if the record's row has one, and what it weighed in the gain."""
+    named = record.get("named")
+    if named is None:
+        return []
+    weight = _number(record.get("named_weight"))
+    return [f"  named      the question names this row's {named!r}: weight {weight}"]
+
+
 def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
     """One candidate's decision in words (``trace --rank`` / ``--chunk``): where the chunk comes from,
     how it scored and on which terms, what the bubble covered when it was decided, and every gate's
@@ -297,6 +306,7 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
         f"  covered    when decided: {covered or 'nothing'}",
         f"  gain       {_number(r.get('gain'))}; fill value {fill}; document weight {document}; "
         f"chunk share {_number(r.get('chunk_share'))}",
+        *_named_line(r),
         f"  overlap    {_g(r['overlap'])}{_versus(r, ranks)} (δ {_g(r['threshold'])})",
         "  gates      in order; the first that failed gave the reason",
         *map(_gate_line, details["gates"]),

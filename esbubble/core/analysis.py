@@ -180,14 +180,15 @@ def _without_possessive(token: str) -> str:
     return token[:-2] if token.endswith(_POSSESSIVES) else token
 
 
+def analyzed_term(token: str) -> str | None:
+    """The ``english`` analyzer's term of one standard token; None for a stop word (or nothing left)."""
+    word = _without_possessive(token).lower()
+    return stem(word) if word and word not in ENGLISH_STOP_WORDS else None
+
+
 def analyze(text: str) -> list[str]:
     """The ``english`` analyzer's terms of ``text``, in order, duplicates kept: how a query is read."""
-    terms: list[str] = []
-    for token in standard_tokens(text):
-        word = _without_possessive(token).lower()
-        if word and word not in ENGLISH_STOP_WORDS:
-            terms.append(stem(word))
-    return terms
+    return [term for term in map(analyzed_term, standard_tokens(text)) if term is not None]
 
 
 _APOSTROPHES = frozenset("'\u2019")

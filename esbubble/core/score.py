@@ -18,6 +18,7 @@ from typing import Literal, NamedTuple
 
 from esbubble.config import BubbleConfig, PriorsConfig
 from esbubble.core.analysis import analyzed_counts, distinct_words
+from esbubble.core.named import NamedRows
 from esbubble.core.relevance import (
     Facet,
     IdfTable,
@@ -52,6 +53,7 @@ class ScoredCandidate(NamedTuple):
     words: frozenset[str]
     facet_weights: tuple[float, ...]
     matches: tuple[TermMatchDict, ...] = ()
+    named: str | None = None  # a table row: its cell value the question names (``core.named``)
 
     @property
     def chunk_id(self) -> str:
@@ -225,6 +227,7 @@ class Scorer:
     theta: float
     use_priors: bool
     idf: IdfTable  # bm25: the facets' terms with their idf, once per run
+    named_rows: NamedRows | None  # the coverage order with ``named_row``: which rows the query names
 
     @classmethod
     def prepare(
@@ -250,6 +253,7 @@ class Scorer:
             theta=theta,
             use_priors=use_priors,
             idf=idf_table(facets, stats) if stats is not None else (),
+            named_rows=NamedRows(query) if params.named_row and params.selection == "coverage" else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -283,8 +287,10 @@ class Scorer:
         lp = length_penalty(chunk.token_count, self.theta)
         raw = combine(relevance, boost, multiplicative=stems is not None)
         words = words_of(compare, self.stops)
+        rows = self.named_rows
+        named = rows.value(chunk.text) if rows is not None and chunk.row_number is not None else None
         return ScoredCandidate(
-            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named
         )
 
 

@@ -166,16 +166,19 @@ def engine_weights(best_scores: Mapping[str, float], top: float) -> dict[str, fl
 @dataclass(frozen=True, slots=True)
 class Weight:
     """What a chunk's facet weights count in its gain, and the parts the trace records: its document's
-    share of the query, the engine's weight of its document and its own share of the query."""
+    share of the query, the engine's weight of its document, its own share of the query and its
+    weight as a row the query names."""
 
     share: float = 1.0
     engine: float = 1.0
     chunk_share: float = 1.0
-    factor: float = 1.0  # share × engine × chunk_share ** power: what the gain multiplies by
+    named: float = 1.0  # 1 + named_row for a row the query names (``core.named``), else 1
+    factor: float = 1.0  # share × engine × chunk_share ** power × named: what the gain multiplies by
 
     @classmethod
-    def of(cls, share: float, engine: float, chunk_share: float, power: float) -> Weight:
-        return cls(share, engine, chunk_share, share * engine * chunk_share**power)  # x ** 0 is 1.0
+    def of(cls, share: float, engine: float, chunk_share: float, power: float, named: float = 1.0) -> Weight:
+        factor = share * engine * chunk_share**power * named  # x ** 0 is 1.0
+        return cls(share, engine, chunk_share, named, factor)
 
 
 NEUTRAL = Weight()
@@ -195,8 +198,9 @@ class _Coverage:
     shares) earns ``covered_weight ** n`` of its weight: diminishing returns, so the fifth row of
     one table no longer outbids the first chunk on a facet nothing covers yet, and a definition is
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
-    as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off) and
-    its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0). Each facet
+    as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off),
+    its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0), and
+    ``1 + named_row`` for a row the query names (``core.named``; 1 when 0). Each facet
     counts as much as the engine's best match for it (``engine_ratios``; 1 when off). A candidate whose
     gain is below ``floor`` (``spent_gain`` of the best gain on the empty bubble; none when that is 0
     or no gain is positive) is spent (``entry``). ``gain_floor`` is what the gain gate asks of what
@@ -215,6 +219,7 @@ class _Coverage:
         by_engine: bool = False,
         by_facet_engine: bool = False,
         chunk_power: float = 0.0,
+        named_row: float = 0.0,
         spent_gain: float = 0.0,
         min_gain: float = 0.0,
     ) -> None:
@@ -230,6 +235,7 @@ class _Coverage:
         per_document: dict[str, list[float]] = {}
         best_scores: dict[str, float] = {}
         owners: dict[int, str] = {}  # candidate (by object) -> its document
+        named: dict[int, float] = {}  # candidate (by object) -> its weight as a named row, when not 1
         by_document = by_share or by_engine
         for candidate in scored:
             weights = candidate.facet_weights
@@ -250,6 +256,8 @@ class _Coverage:
                     for index, weight in hits:
                         mine[index] = max(mine[index], weight)
             self._hits[id(candidate)] = hits
+            if named_row and candidate.named is not None:
+                named[id(candidate)] = 1.0 + named_row
         self.best = best
         top = max((candidate.candidate.es_score for candidate in scored), default=0.0)
         # Per facet, what a weight for it counts: its engine weight (1 when off) times
@@ -263,12 +271,14 @@ class _Coverage:
         chunks = chunk_shares(self._hits, best) if chunk_power else {}
         # Per candidate that matches a facet (by object): its weight (none when every switch is off).
         self._weights: dict[int, Weight] = {}
-        if by_document or chunk_power:
+        if by_document or chunk_power or named:
             for key, matched in self._hits.items():
                 if matched:
                     document = owners.get(key, "")
                     share, engine_weight = shares.get(document, 1.0), engine.get(document, 1.0)
-                    self._weights[key] = Weight.of(share, engine_weight, chunks.get(key, 1.0), chunk_power)
+                    self._weights[key] = Weight.of(
+                        share, engine_weight, chunks.get(key, 1.0), chunk_power, named.get(key, 1.0)
+                    )
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
         # Each candidate's gain on the empty bubble (by object), the gain below which a candidate is
@@ -296,14 +306,15 @@ class _Coverage:
             by_engine=by_gain and params.document_engine,
             by_facet_engine=by_gain and params.facet_engine,
             chunk_power=params.chunk_share if by_gain else 0.0,
+            named_row=params.named_row if by_gain else 0.0,
             spent_gain=params.spent_gain if by_gain else 0.0,
             min_gain=params.min_gain if by_gain else 0.0,
         )
 
     def gain(self, scored: ScoredCandidate) -> float:
         """(the facet weights, each times its engine weight, a facet covered n at
-        ``covered_weight ** n``, times the document's weight and the chunk's own share to the power
-        ``chunk_power``, with the prior) · lp."""
+        ``covered_weight ** n``, times the document's weight, the chunk's own share to the power
+        ``chunk_power`` and its weight as a named row, with the prior) · lp."""
         hits = self._hits[id(scored)]
         total = 0.0
         if hits:
@@ -514,7 +525,7 @@ class Bubbling:
         recorded, second = (gates, None) if first_pass is None else (first_pass, gates)
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
-            covered, weight.share, weight.engine, weight.chunk_share, nearest, fill,
+            covered, weight.share, weight.engine, weight.chunk_share, nearest, fill, weight.named,
         )  # fmt: skip
 
 

@@ -53,6 +53,7 @@ class Decision(NamedTuple):
     chunk_share: float = 1.0  # the share of the query the chunk itself matches (coverage order)
     overlap_with: str | None = None  # overlap = "chunk": the admitted chunk the overlap was measured against
     fill_value: float | None = None  # coverage order: what ordered a spent candidate (None: its gain did)
+    named_weight: float = 1.0  # coverage order: 1 + named_row for a row the query names, else 1
 
     @property
     def selected(self) -> bool:
@@ -144,9 +145,12 @@ def _record(
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
         second, pool_remaining, gain, _, document_share, document_engine, chunk_share, overlap_with,
-        fill_value,
+        fill_value, named_weight,
     ) = decision  # fmt: skip
-    candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches = scored
+    (
+        candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches,
+        named,
+    ) = scored  # fmt: skip
     chunk = candidate.chunk
     chunk_id = chunk.chunk_id
     selected = selection_order is not None
@@ -185,6 +189,8 @@ def _record(
         "document_engine": document_engine,
         "chunk_share": chunk_share,
         "fill_value": fill_value,
+        "named": named,
+        "named_weight": named_weight,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,

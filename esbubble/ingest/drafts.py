@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from esbubble.core.analysis import analyzed_counts, distinct_words
+from esbubble.core.named import HEADER_MARK, ROW_JOINER
 from esbubble.core.tokens import count_many, count_tokens
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.segment import normalise_space, segment_text
 from esbubble.models import Chunk, ChunkTerms, SourceType
 from esbubble.text import TERMS_VERSION, distinct_terms, term_counts
-
-ROW_JOINER = "; "
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Cell:
 
     @property
     def display(self) -> str:
-        return f"{self.header}: {self.value}" if self.header else self.value
+        return f"{self.header}{HEADER_MARK}{self.value}" if self.header else self.value
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,7 @@ def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tup
     fits = bool(whole) and count_tokens(whole, encoding) <= max_tokens
     texts = [whole] if fits else _cut_row(cells, max_tokens, encoding)
     labels = sorted({re.escape(c.header) for c in cells if c.header}, key=len, reverse=True)
-    label = re.compile(rf"(?:^|(?<={ROW_JOINER}))(?:{'|'.join(labels)}): ") if labels else None
+    label = re.compile(rf"(?:^|(?<={ROW_JOINER}))(?:{'|'.join(labels)}){HEADER_MARK}") if labels else None
     return [(text, (label.sub("", text) if label else text).replace(ROW_JOINER, " ")) for text in texts]
 
 
