@@ -107,7 +107,8 @@ class BubbleParams(_Section):
         le=4.0,
         description=(
             "coverage order: a table row with a cell value the question names (the value's analysed"
-            " words a run of the question's) has its facet weights count 1 + this; 0: off"
+            " words a run of the question's), or a code linked to a label it names, has its facet"
+            " weights count 1 + this; 0: off"
         ),
     )
     facet_engine: bool = Field(

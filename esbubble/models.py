@@ -250,7 +250,8 @@ class TraceRecord(_Record):
     named: str | None = Field(
         default=None,
         description="a table row: its cell value the question names (the value's analysed words a run of"
-        " the question's); None: none, prose, or named_row off",
+        " the question's), else the label its context links one of its codes to that the question names;"
+        " None: none, prose, or named_row off",
     )
     named_weight: float | None = Field(
         default=None,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from esbubble.core.named import is_code
 from esbubble.ingest.drafts import Cell
-from esbubble.ingest.links import TableRow, code_labels, is_code, links
+from esbubble.ingest.links import TableRow, code_labels, links
 
 
 def _rows(table: str, header: tuple[str, ...], *values: tuple[str, ...]) -> list[TableRow]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import openpyxl
 from ingest_files import OPTIONS, SAMPLE, make_workbook
 
+from esbubble.core.named import NamedRows, link_labels
 from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
@@ -290,3 +291,14 @@ def test_a_row_naming_a_code_another_sheet_labels_gets_the_label_in_its_context(
     changes = next(c for c in chunks if c.section == "Changes")
     assert changes.context == "r > Changes | Code, Label, Change"
     assert all(c.context == "r > Regions | Code, Level, Name" for c in chunks if c.section == "Regions")
+
+
+def test_a_question_naming_a_label_names_the_rows_that_hold_its_code(tmp_path: Path) -> None:
+    """What ingest writes into a row's context is what ``core.named`` reads back: the Metropolitan row
+    of NO081 is named by a question that says Oslo, though its own cells hold only the code."""
+    chunks = read_document(_reference_workbook(tmp_path / "r.xlsx"), OPTIONS, doc_id="r.xlsx")
+    rows = NamedRows("Is Oslo part of a metropolitan region?")
+    named = {c.text: rows.value(c.text, c.context) for c in chunks if c.section == "Metropolitan"}
+    assert named["NUTS_ID: NO081; METRO: Y; Region: NO001MC"] == "Oslo"
+    assert named["NUTS_ID: BE100; METRO: Y; Region: BE001MC"] is None
+    assert [link_labels(c.context) for c in chunks if c.section == "Changes"] == [[]]

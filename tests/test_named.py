@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from esbubble.app.cli_render import explain
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.named import NamedRows, row_values
+from esbubble.core.named import NamedRows, link_labels, row_values
 from esbubble.core.relevance import TermStats
 from esbubble.models import Candidate
 
@@ -41,6 +41,19 @@ def test_a_row_is_named_by_a_question_that_says_one_of_its_cell_values() -> None
 def test_a_cell_without_a_header_is_read_whole() -> None:
     assert list(row_values("Oslo; Code 2021: NO081; Note: a: b")) == ["Oslo", "NO081", "a: b"]
     assert NamedRows("Which code does Oslo have?").value("Oslo; Code 2021: NO081") == "Oslo"
+
+
+def test_a_row_is_named_through_the_label_its_context_gives_one_of_its_codes() -> None:
+    context = "nuts > Metropolitan | NUTS_ID, METRO | NO081 = Oslo; NO082 = Viken"
+    assert link_labels(context) == ["Oslo", "Viken"]
+    rows = NamedRows("Is Viken part of a metropolitan region?")
+    assert rows.value("NUTS_ID: NO082; METRO: N", context) == "Viken"
+    # a cell the question names comes first
+    assert NamedRows("Viken or N?").value("NUTS_ID: NO082; METRO: N", context) == "N"
+    # column headers are no links, though one says " = ", and neither is a note whose left is no code
+    headers = "nuts > Changes | Code, Label, Explanation (new = old)"
+    assert link_labels(headers) == [] and link_labels("nuts > x | Total = Oslo") == []
+    assert NamedRows("what is old?").value("Code: NO082; Label: Viken", headers) is None
 
 
 def test_a_question_of_stop_words_names_nothing() -> None:

@@ -11,10 +11,16 @@ question's analysed words is named by the question; a row holding one is
 about what the question asks, and in the gain order its facet weights count
 ``1 + named_row`` (``core.select``). Prose has no cells, so only rows are
 read. A value without a letter (a year, a count) names nothing.
+
+A row that refers to a thing by its code names it too: ingest writes the
+label another table gives a code into the context of the rows holding it
+(``ingest.links``: the *Metropolitan* sheet's ``NUTS_ID: NO081; METRO: Y``
+gets ``NO081 = Oslo``), so a question naming Oslo names that row as well.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -23,8 +29,21 @@ from esbubble.core.analysis import analyze, analyzed_term, standard_tokens
 # How a row's text is written (``ingest.drafts``): ``header: value`` cells joined by ``ROW_JOINER``.
 ROW_JOINER = "; "
 HEADER_MARK = ": "
+# How a chunk's context is written (``ingest.drafts``, ``ingest.xlsx``): its parts (place, a table's
+# column headers, a row's links) joined by ``CONTEXT_PART``; a link is ``code = label``, links joined
+# by ``ROW_JOINER``.
+CONTEXT_PART = " | "
+LINK_MARK = " = "
 
 _LETTER = re.compile(r"[^\W\d_]")
+# A code: one token of letters and digits (dots, dashes, underscores inside) with at least one of
+# each. A number alone ("4", a row order) is none, nor is a word: "SL" is Slovenian in a workbook's
+# language list and Sierra Leone in its country list, and "ENGLAND" is a name.
+_CODE = re.compile(r"(?=[\w.\-]*[A-Za-z])(?=[\w.\-]*[0-9])[A-Za-z0-9][\w.\-]{2,23}", re.ASCII)
+
+
+def is_code(value: str) -> bool:
+    return _CODE.fullmatch(value) is not None
 
 
 def row_values(text: str) -> Iterator[str]:
@@ -33,6 +52,14 @@ def row_values(text: str) -> Iterator[str]:
     for cell in text.split(ROW_JOINER):
         header, mark, value = cell.partition(HEADER_MARK)
         yield value if mark else header
+
+
+def link_labels(context: str) -> list[str]:
+    """The labels a row's ``context`` gives the codes it holds (its last part's ``code = label``
+    links); none when that part is not links (column headers may hold " = " too)."""
+    last = context.rsplit(CONTEXT_PART, 1)[-1]
+    notes = (note.partition(LINK_MARK) for note in last.split(ROW_JOINER))
+    return [label for code, mark, label in notes if mark and is_code(code)]
 
 
 def _runs_in(terms: Sequence[str], run: Sequence[str]) -> bool:
@@ -57,12 +84,14 @@ class NamedRows:
             seen[token] = analyzed_term(token)
         return seen[token]
 
-    def value(self, text: str) -> str | None:
-        """The first cell value of the row ``text`` that the question names, None if none."""
+    def value(self, text: str, context: str = "") -> str | None:
+        """The first cell value of the row ``text`` that the question names, else the first label its
+        ``context`` links one of its codes to that the question names; None if none."""
         if not self._known:
             return None
         names, named = self._names, self._named
-        for value in row_values(text):
+        linked = link_labels(context) if LINK_MARK in context else ()
+        for value in itertools.chain(row_values(text), linked):
             found = names.get(value)
             if found is None:
                 found = names[value] = named(value)

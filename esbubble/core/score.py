@@ -288,7 +288,9 @@ class Scorer:
         raw = combine(relevance, boost, multiplicative=stems is not None)
         words = words_of(compare, self.stops)
         rows = self.named_rows
-        named = rows.value(chunk.text) if rows is not None and chunk.row_number is not None else None
+        named = None
+        if rows is not None and chunk.row_number is not None:
+            named = rows.value(chunk.text, chunk.context)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named
         )

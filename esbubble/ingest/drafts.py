@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from esbubble.core.analysis import analyzed_counts, distinct_words
-from esbubble.core.named import HEADER_MARK, ROW_JOINER
+from esbubble.core.named import CONTEXT_PART, HEADER_MARK, ROW_JOINER
 from esbubble.core.tokens import count_many, count_tokens
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
@@ -93,7 +93,7 @@ def chunk_context(title: str, path: Sequence[str] = (), headers: Sequence[str] =
             steps.append(clean)
     names = list(dict.fromkeys(h for h in (normalise_space(h) for h in headers) if h))
     place = CONTEXT_SEPARATOR.join(steps)
-    return f"{place} | {', '.join(names)}" if names else place
+    return f"{place}{CONTEXT_PART}{', '.join(names)}" if names else place
 
 
 def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:

@@ -16,12 +16,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from esbubble.core.named import LINK_MARK, is_code
 from esbubble.ingest.drafts import Cell
 
-# A code: one token of letters and digits (dots, dashes, underscores inside) with at least one of
-# each. A number alone ("4", a row order) is none, nor is a word: "SL" is Slovenian in a workbook's
-# language list and Sierra Leone in its country list, and "ENGLAND" is a name.
-_CODE = re.compile(r"(?=[\w.\-]*[A-Za-z])(?=[\w.\-]*[0-9])[A-Za-z0-9][\w.\-]{2,23}", re.ASCII)
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _MIN_KEY_ROWS = 5
 _KEY_COVERAGE = 0.9  # share of a table's rows a key column must fill
@@ -35,10 +32,6 @@ class TableRow:
 
     table: str
     cells: tuple[Cell, ...]
-
-
-def is_code(value: str) -> bool:
-    return _CODE.fullmatch(value) is not None
 
 
 def _label(cells: Sequence[Cell], key: str) -> str | None:
@@ -91,7 +84,7 @@ def links(row: TableRow, labels: Mapping[str, tuple[str, str]]) -> list[str]:
         named = labels.get(cell.value)
         if named is None or named[0] == row.table or named[1] in text:
             continue
-        note = f"{cell.value} = {named[1]}"
+        note = f"{cell.value}{LINK_MARK}{named[1]}"
         if note not in found:
             found.append(note)
         if len(found) == _MAX_LINKS:

@@ -37,6 +37,7 @@ from typing import Any
 import openpyxl
 from openpyxl.utils.exceptions import InvalidFileException
 
+from esbubble.core.named import CONTEXT_PART, ROW_JOINER
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
 from esbubble.ingest.links import TableRow, code_labels, links
@@ -327,7 +328,7 @@ def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
                 default_bucket=row.sheet,
                 sheet_name=row.sheet,
                 row_number=row.number,
-                context=f"{row.context} | {'; '.join(named)}" if named else row.context,
+                context=f"{row.context}{CONTEXT_PART}{ROW_JOINER.join(named)}" if named else row.context,
             )
         )
     return drafts
