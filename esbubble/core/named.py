@@ -43,6 +43,7 @@ _CODE = re.compile(r"(?=[\w.\-]*[A-Za-z])(?=[\w.\-]*[0-9])[A-Za-z0-9][\w.\-]{2,2
 
 
 def is_code(value: str) -> bool:
+    """True when ``value`` is a code (``BE100``, ``E92000001``), not a word or a number."""
     return _CODE.fullmatch(value) is not None
 
 
