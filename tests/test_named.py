@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from esbubble.app.cli_render import explain
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.named import NamedRows, link_labels, row_values
+from esbubble.core.named import NamedRows, link_labels
 from esbubble.core.relevance import TermStats
 from esbubble.models import Candidate
 
@@ -38,9 +38,9 @@ def test_a_row_is_named_by_a_question_that_says_one_of_its_cell_values() -> None
     assert england.value("year: 2024; count: 12720") is None
 
 
-def test_a_cell_without_a_header_is_read_whole() -> None:
-    assert list(row_values("Oslo; Code 2021: NO081; Note: a: b")) == ["Oslo", "NO081", "a: b"]
+def test_a_cell_without_a_header_is_read_whole_and_a_value_from_its_first_mark_on() -> None:
     assert NamedRows("Which code does Oslo have?").value("Oslo; Code 2021: NO081") == "Oslo"
+    assert NamedRows("What is the ratio b?").value("Code: 7; Note: ratio: b") == "ratio: b"
 
 
 def test_a_row_is_named_through_the_label_its_context_gives_one_of_its_codes() -> None:

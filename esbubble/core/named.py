@@ -20,9 +20,8 @@ gets ``NO081 = Oslo``), so a question naming Oslo names that row as well.
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from esbubble.core.analysis import analyze, analyzed_term, standard_tokens
 
@@ -47,14 +46,6 @@ def is_code(value: str) -> bool:
     return _CODE.fullmatch(value) is not None
 
 
-def row_values(text: str) -> Iterator[str]:
-    """The cell values of a row's ``text``: each cell's text after its header (all of it when it has
-    none)."""
-    for cell in text.split(ROW_JOINER):
-        header, mark, value = cell.partition(HEADER_MARK)
-        yield value if mark else header
-
-
 def link_labels(context: str) -> list[str]:
     """The labels a row's ``context`` gives the codes it holds (its last part's ``code = label``
     links); none when that part is not links (column headers may hold " = " too)."""
@@ -75,9 +66,10 @@ class NamedRows:
         self._terms = analyze(query)
         self._known = frozenset(self._terms)
         self._words = len(standard_tokens(query))
-        # for this question's rows: token -> its analysed term, cell value -> named or not
+        # for this question's rows: token -> its analysed term, cell value -> named or not,
         self._seen: dict[str, str | None] = {}
         self._names: dict[str, bool] = {}
+        self._starts: dict[str, bool] = {}  # a value's first word -> may it start a name
 
     def _term(self, token: str) -> str | None:
         seen = self._seen
@@ -85,24 +77,49 @@ class NamedRows:
             seen[token] = analyzed_term(token)
         return seen[token]
 
+    def _may_start(self, word: str) -> bool:
+        """False when a term of ``word`` (one whitespace-free word) is not a stop word and not the
+        question's."""
+        starts = self._starts
+        found = starts.get(word)
+        if found is None:
+            known = self._known
+            found = starts[word] = all(
+                term is None or term in known for term in map(self._term, standard_tokens(word))
+            )
+        return found
+
     def value(self, text: str, context: str = "") -> str | None:
         """The first cell value of the row ``text`` that the question names, else the first label its
         ``context`` links one of its codes to that the question names; None if none."""
         if not self._known:
             return None
         names, named = self._names, self._named
-        linked = link_labels(context) if LINK_MARK in context else ()
-        for value in itertools.chain(row_values(text), linked):
+        # every cell of every candidate row: the value is the cell's text after its header's mark
+        # (all of it when it has none), and one question's values are read once
+        for cell in text.split(ROW_JOINER):
+            header, mark, value = cell.partition(HEADER_MARK)
+            if not mark:
+                value = header
             found = names.get(value)
             if found is None:
                 found = names[value] = named(value)
             if found:
                 return value.strip()
+        if LINK_MARK in context:
+            for label in link_labels(context):
+                if named(label):
+                    return label.strip()
         return None
 
     def _named(self, value: str) -> bool:
         """True when ``value``'s analysed words are a run of the question's."""
         if not _LETTER.search(value):
+            return False
+        # most values fail on their first word: whitespace always ends a token, so the first word's
+        # tokens are the value's first tokens, and a word the question lacks rules the value out
+        first = value.split(None, 1)
+        if first and not self._may_start(first[0]):
             return False
         tokens = standard_tokens(value)
         # analysis only drops words, so a value of more words than the question cannot be a run of it
