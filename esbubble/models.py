@@ -54,8 +54,12 @@ class ChunkTerms(_Record):
     words under ``bm25``: a decimal number stays one word); ``stems`` and
     ``context_stems`` count the analysed terms of ``text`` and ``context``, as
     the chunk index's ``english`` analyzer makes them (what ``bm25`` relevance
-    counts). ``version`` is ``esbubble.text.TERMS_VERSION`` at ingest; a chunk
-    whose version differs is scored from its text instead.
+    counts). ``cells``, for a table row, holds the analysed words of each of its
+    cell values and linked labels (``core.named.cell_terms``: which of them a
+    question names); None for prose, and for rows indexed before it was stored,
+    whose cells are then read from the text. ``version`` is
+    ``esbubble.text.TERMS_VERSION`` at ingest; a chunk whose version differs is
+    scored from its text instead.
     """
 
     version: int
@@ -64,6 +68,7 @@ class ChunkTerms(_Record):
     words: list[str] = Field(default_factory=list)
     stems: dict[str, int] = Field(default_factory=dict)
     context_stems: dict[str, int] = Field(default_factory=dict)
+    cells: list[list[str]] | None = None
 
 
 class Chunk(_Record):

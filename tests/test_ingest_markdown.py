@@ -139,6 +139,9 @@ def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path
     # Without leading pipes, a delimiter row must have the header's number of cells (here 2 against 3).
     prose = [c for c in chunks if c.section == "Not a table"]
     assert len(prose) == 1 and prose[0].row_number is None and "3 | 4" in prose[0].text
+    # only a table row stores its cells' analysed words (what a question may name)
+    assert prose[0].terms is not None and prose[0].terms.cells is None
+    assert all(c.terms is not None and c.terms.cells for c in chunks if c.row_number is not None)
 
 
 ANCHORS = """# Info Object

@@ -8,7 +8,7 @@ from pathlib import Path
 import openpyxl
 from ingest_files import OPTIONS, SAMPLE, make_workbook
 
-from esbubble.core.named import NamedRows, link_labels
+from esbubble.core.named import NamedRows, cell_terms, link_labels
 from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
@@ -302,3 +302,5 @@ def test_a_question_naming_a_label_names_the_rows_that_hold_its_code(tmp_path: P
     assert named["NUTS_ID: NO081; METRO: Y; Region: NO001MC"] == "Oslo"
     assert named["NUTS_ID: BE100; METRO: Y; Region: BE001MC"] is None
     assert [link_labels(c.context) for c in chunks if c.section == "Changes"] == [[]]
+    # ingest stores each row's analysed cell values and linked labels, so a bubble reads them as they are
+    assert all(c.terms is not None and c.terms.cells == cell_terms(c.text, c.context) for c in chunks)

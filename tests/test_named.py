@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from esbubble.app.cli_render import explain
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
-from esbubble.core.named import NamedRows, link_labels
+from esbubble.core.named import NamedRows, cell_terms, cell_values, link_labels
 from esbubble.core.relevance import TermStats
 from esbubble.models import Candidate
 
@@ -54,6 +54,32 @@ def test_a_row_is_named_through_the_label_its_context_gives_one_of_its_codes() -
     headers = "nuts > Changes | Code, Label, Explanation (new = old)"
     assert link_labels(headers) == [] and link_labels("nuts > x | Total = Oslo") == []
     assert NamedRows("what is old?").value("Code: NO082; Label: Viken", headers) is None
+
+
+def test_a_rows_values_are_its_cells_then_its_linked_labels() -> None:
+    context = "nuts > Metropolitan | NUTS_ID, METRO | NO081 = Oslo"
+    assert cell_values("NUTS_ID: NO081; METRO: Y; 2024", context) == ["NO081", "Y", "2024", "Oslo"]
+    assert cell_terms("NUTS_ID: NO081; METRO: Y; 2024", context) == [["no081"], ["y"], [], ["oslo"]]
+
+
+_WORDS = st.sampled_from(["oslo", "Viken", "the", "of", "new", "code", "Resets", "reset", "2024", "N"])
+
+
+@given(
+    st.lists(_WORDS, min_size=1, max_size=6),
+    st.lists(st.lists(_WORDS, min_size=1, max_size=3), min_size=1, max_size=4),
+    st.lists(st.lists(_WORDS, min_size=1, max_size=2), max_size=2),
+)
+def test_names_read_from_stored_cells_are_the_names_read_from_the_text(
+    question: list[str], cells: list[list[str]], labels: list[list[str]]
+) -> None:
+    """What a bubble reads from the terms ingest stored is what it would read from the row's text."""
+    text = "; ".join(f"h{k}: {' '.join(words)}" for k, words in enumerate(cells))
+    links = "; ".join(f"NO{k}1 = {' '.join(words)}" for k, words in enumerate(labels))
+    context = f"t > s | h0{' | ' + links if links else ''}"
+    query = " ".join(question)
+    stored = NamedRows(query).value(text, context, cell_terms(text, context))
+    assert stored == NamedRows(query).value(text, context)
 
 
 def test_a_question_of_stop_words_names_nothing() -> None:

@@ -46,6 +46,20 @@ def is_code(value: str) -> bool:
     return _CODE.fullmatch(value) is not None
 
 
+def cell_values(text: str, context: str = "") -> list[str]:
+    """A row's cell values — each cell's text after its header's mark, all of it when it has none —
+    then the labels its ``context`` links its codes to."""
+    cells = (cell.partition(HEADER_MARK) for cell in text.split(ROW_JOINER))
+    values = [value if mark else header for header, mark, value in cells]
+    return values + link_labels(context) if LINK_MARK in context else values
+
+
+def cell_terms(text: str, context: str = "") -> list[list[str]]:
+    """The analysed words of each of ``cell_values`` (none for a value without a letter): what ingest
+    stores with a row's terms, so a bubble reads its names without analysing its text."""
+    return [analyze(value) if _LETTER.search(value) else [] for value in cell_values(text, context)]
+
+
 def link_labels(context: str) -> list[str]:
     """The labels a row's ``context`` gives the codes it holds (its last part's ``code = label``
     links); none when that part is not links (column headers may hold " = " too)."""
@@ -65,7 +79,6 @@ class NamedRows:
     def __init__(self, query: str) -> None:
         self._terms = analyze(query)
         self._known = frozenset(self._terms)
-        self._words = len(standard_tokens(query))
         # for this question's rows: token -> its analysed term, cell value -> named or not,
         self._seen: dict[str, str | None] = {}
         self._names: dict[str, bool] = {}
@@ -89,27 +102,28 @@ class NamedRows:
             )
         return found
 
-    def value(self, text: str, context: str = "") -> str | None:
+    def value(self, text: str, context: str = "", cells: Sequence[Sequence[str]] | None = None) -> str | None:
         """The first cell value of the row ``text`` that the question names, else the first label its
-        ``context`` links one of its codes to that the question names; None if none."""
+        ``context`` links one of its codes to that the question names; None if none. ``cells``: the
+        row's ``cell_terms`` as ingest stored them (read from ``text`` and ``context`` when None)."""
         if not self._known:
             return None
+        if cells is not None:
+            return self._stored(text, context, cells)
         names, named = self._names, self._named
-        # every cell of every candidate row: the value is the cell's text after its header's mark
-        # (all of it when it has none), and one question's values are read once
-        for cell in text.split(ROW_JOINER):
-            header, mark, value = cell.partition(HEADER_MARK)
-            if not mark:
-                value = header
+        for value in cell_values(text, context):
             found = names.get(value)
             if found is None:
                 found = names[value] = named(value)
             if found:
                 return value.strip()
-        if LINK_MARK in context:
-            for label in link_labels(context):
-                if named(label):
-                    return label.strip()
+        return None
+
+    def _stored(self, text: str, context: str, cells: Sequence[Sequence[str]]) -> str | None:
+        known, terms = self._known, self._terms
+        for index, run in enumerate(cells):
+            if run and run[0] in known and all(term in known for term in run) and _runs_in(terms, run):
+                return cell_values(text, context)[index].strip()
         return None
 
     def _named(self, value: str) -> bool:
@@ -121,12 +135,8 @@ class NamedRows:
         first = value.split(None, 1)
         if first and not self._may_start(first[0]):
             return False
-        tokens = standard_tokens(value)
-        # analysis only drops words, so a value of more words than the question cannot be a run of it
-        if len(tokens) > self._words:
-            return False
         known, run = self._known, []
-        for term in map(self._term, tokens):
+        for term in map(self._term, standard_tokens(value)):
             if term is None:
                 continue
             if term not in known:

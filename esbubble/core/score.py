@@ -290,7 +290,9 @@ class Scorer:
         rows = self.named_rows
         named = None
         if rows is not None and chunk.row_number is not None:
-            named = rows.value(chunk.text, chunk.context)
+            terms = chunk.terms
+            cells = terms.cells if terms is not None and terms.version == TERMS_VERSION else None
+            named = rows.value(chunk.text, chunk.context, cells)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named
         )

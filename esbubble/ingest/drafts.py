@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from esbubble.core.analysis import analyzed_counts, distinct_words
-from esbubble.core.named import CONTEXT_PART, HEADER_MARK, ROW_JOINER
+from esbubble.core.named import CONTEXT_PART, HEADER_MARK, ROW_JOINER, cell_terms
 from esbubble.core.tokens import count_many, count_tokens
 from esbubble.ingest.ids import chunk_id, content_hash, parent_id
 from esbubble.ingest.options import IngestOptions
@@ -239,8 +239,10 @@ def finish(
             "context": draft.context,
         }
         # The terms derive from the texts; their version is hashed so that a re-ingest
-        # after a tokenizer change rewrites every chunk with fresh terms.
-        digest = content_hash({**fields, "terms_version": TERMS_VERSION})
+        # after a tokenizer change rewrites every chunk with fresh terms. A row's terms also hold
+        # its cells' (``cells``), hashed too, so the next ingest rewrites rows indexed without them.
+        row = draft.row_number is not None
+        digest = content_hash({**fields, "terms_version": TERMS_VERSION, **({"cells": True} if row else {})})
         terms = ChunkTerms(
             version=TERMS_VERSION,
             counts=term_counts(draft.text),
@@ -248,6 +250,7 @@ def finish(
             words=distinct_words(draft.compare_text),
             stems=analyzed_counts(draft.text),
             context_stems=analyzed_counts(draft.context),
+            cells=cell_terms(draft.text, draft.context) if row else None,
         )
         chunks.append(
             Chunk.model_validate(
