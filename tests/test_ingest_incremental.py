@@ -11,10 +11,12 @@ from ingest_files import SAMPLE, make_workbook
 
 from esbubble.errors import BulkError
 from esbubble.ingest import IngestOptions, IngestProgress, ingest_paths, read_document
+from esbubble.ingest.ids import content_hash
 from esbubble.ingest.incremental import StoreWriter, plan_changes
 from esbubble.models import Chunk
 from esbubble.store.chunks import count_chunks, doc_chunk_hashes, get_chunks
 from esbubble.store.connection import Store
+from esbubble.text import TERMS_VERSION
 
 OPTIONS = IngestOptions(min_chunk_tokens=0)  # MEMO's one-line paragraphs stay chunks of their own
 T1 = datetime(2025, 3, 1, tzinfo=UTC)
@@ -173,6 +175,41 @@ def test_chunks_keep_their_source_path_and_older_chunks_gain_it(store: Store, tm
     assert summary.ok and summary.documents[0].updated == len(chunks), "rewritten once, to add the path"
     assert {c.source_path for c in _stored(store, "memo.md").values()} == {str(memo.resolve())}
     again = ingest_paths(store, [memo], OPTIONS, now=T2)
+    assert again.documents[0].unchanged == len(chunks)
+
+
+# The fields a chunk's content_hash covers (``ingest.drafts.finish``), all of them the chunk's own.
+_HASHED = (
+    "doc_id", "source_type", "section", "sheet_name", "bucket", "row_number", "page", "line_start",
+    "line_end", "position", "parent_id", "token_count", "encoding", "text", "compare_text", "context",
+)  # fmt: skip
+
+
+def _as_before_cells(chunk: Chunk, source: Path) -> Chunk:
+    """``chunk`` as esbubble stored a row before rows stored their cells' analysed words: no
+    ``terms.cells``, and a content_hash of its fields and the terms' version alone."""
+    assert chunk.terms is not None
+    fields = {name: getattr(chunk, name) for name in _HASHED}
+    digest = content_hash({**fields, "terms_version": TERMS_VERSION})
+    terms = chunk.terms.model_copy(update={"cells": None})
+    source_path = str(source.resolve())
+    return chunk.model_copy(update={"terms": terms, "content_hash": digest, "source_path": source_path})
+
+
+@pytest.mark.integration
+def test_rows_indexed_without_their_cells_are_rewritten_once_with_them(store: Store, tmp_path: Path) -> None:
+    table = tmp_path / "regions.csv"
+    table.write_text("Code,Name\nNO081,Oslo\nNO082,Viken\n", encoding="utf-8")
+    chunks = read_document(table, OPTIONS, doc_id="regions.csv")
+    assert chunks and all(c.row_number is not None for c in chunks)
+    StoreWriter().index(store, [_as_before_cells(c, table) for c in chunks])
+    assert {c.terms.cells if c.terms else "?" for c in _stored(store, "regions.csv").values()} == {None}
+    summary = ingest_paths(store, [table], OPTIONS, now=T1)
+    assert summary.ok and summary.documents[0].updated == len(chunks)
+    assert [c.terms.cells if c.terms else None for c in _stored(store, "regions.csv").values()] == [
+        c.terms.cells if c.terms else "?" for c in sorted(chunks, key=lambda c: c.chunk_id)
+    ]
+    again = ingest_paths(store, [table], OPTIONS, now=T2)
     assert again.documents[0].unchanged == len(chunks)
 
 
