@@ -79,7 +79,7 @@ class NamedRows:
     def __init__(self, query: str) -> None:
         self._terms = analyze(query)
         self._known = frozenset(self._terms)
-        # for this question's rows: token -> its analysed term, cell value -> named or not,
+        # for this question's rows: token -> its analysed term, cell value -> named or not
         self._seen: dict[str, str | None] = {}
         self._names: dict[str, bool] = {}
         self._starts: dict[str, bool] = {}  # a value's first word -> may it start a name
@@ -123,7 +123,9 @@ class NamedRows:
         known, terms = self._known, self._terms
         for index, run in enumerate(cells):
             if run and run[0] in known and all(term in known for term in run) and _runs_in(terms, run):
-                return cell_values(text, context)[index].strip()
+                values = cell_values(text, context)
+                # stored with this text and context; a record edited by hand may not match them
+                return values[index].strip() if index < len(values) else None
         return None
 
     def _named(self, value: str) -> bool:
