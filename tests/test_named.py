@@ -164,3 +164,9 @@ def test_the_explanation_says_which_value_the_question_names() -> None:
         records["c_england"], ranks
     )
     assert not [line for line in explain(records["a_gwe"], ranks) if line.startswith("  named")]
+
+
+def test_stored_cells_that_do_not_match_the_rows_text_name_nothing() -> None:
+    """A chunk document edited by hand (more stored cells than its text has) is no crash."""
+    assert NamedRows("Is Oslo metropolitan?").value("Code: NO081", "", [["no081"], ["oslo"]]) is None
+    assert NamedRows("Is Oslo metropolitan?").value("Name: Oslo", "", [["oslo"]]) == "Oslo"
