@@ -122,7 +122,7 @@ class NamedRows:
     def _stored(self, text: str, context: str, cells: Sequence[Sequence[str]]) -> str | None:
         known, terms = self._known, self._terms
         for index, run in enumerate(cells):
-            if run and run[0] in known and all(term in known for term in run) and _runs_in(terms, run):
+            if run and all(term in known for term in run) and _runs_in(terms, run):
                 values = cell_values(text, context)
                 # stored with this text and context; a record edited by hand may not match them
                 return values[index].strip() if index < len(values) else None

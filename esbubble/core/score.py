@@ -30,7 +30,7 @@ from esbubble.core.relevance import (
     table_weights,
     tf_weights,
 )
-from esbubble.models import Candidate, Chunk, TermMatchDict
+from esbubble.models import Candidate, Chunk, ChunkTerms, TermMatchDict
 from esbubble.text import TERMS_VERSION, distinct_terms, query_terms, term_counts, tokenize
 
 
@@ -158,11 +158,17 @@ def resolve_theta(candidates: Sequence[Candidate], length_norm: Literal["median"
     return median if median > 0 else 1.0
 
 
+def stored_terms(chunk: Chunk) -> ChunkTerms | None:
+    """The terms ingest stored with ``chunk``, when this version's (None: read them from its text)."""
+    terms = chunk.terms
+    return terms if terms is not None and terms.version == TERMS_VERSION else None
+
+
 def chunk_terms(chunk: Chunk, *, standard: bool = False) -> tuple[Mapping[str, int], Sequence[str]]:
     """A chunk's token counts and distinct compare words: the paper's tokens, or with ``standard`` the
     standard tokenizer's words (``bm25``); stored at ingest, else computed from its text."""
-    terms = chunk.terms
-    if terms is not None and terms.version == TERMS_VERSION:
+    terms = stored_terms(chunk)
+    if terms is not None:
         return terms.counts, terms.words if standard else terms.compare
     compare = distinct_words(chunk.compare_text) if standard else distinct_terms(chunk.compare_text)
     return term_counts(chunk.text), compare
@@ -170,8 +176,8 @@ def chunk_terms(chunk: Chunk, *, standard: bool = False) -> tuple[Mapping[str, i
 
 def chunk_stems(chunk: Chunk) -> tuple[Mapping[str, int], Mapping[str, int]]:
     """A chunk's analysed term counts in text and context: stored at ingest, else analysed now."""
-    terms = chunk.terms
-    if terms is not None and terms.version == TERMS_VERSION:
+    terms = stored_terms(chunk)
+    if terms is not None:
         return terms.stems, terms.context_stems
     return analyzed_counts(chunk.text), analyzed_counts(chunk.context)
 
@@ -290,9 +296,8 @@ class Scorer:
         rows = self.named_rows
         named = None
         if rows is not None and chunk.row_number is not None:
-            terms = chunk.terms
-            cells = terms.cells if terms is not None and terms.version == TERMS_VERSION else None
-            named = rows.value(chunk.text, chunk.context, cells)
+            terms = stored_terms(chunk)
+            named = rows.value(chunk.text, chunk.context, None if terms is None else terms.cells)
         return ScoredCandidate(
             candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named
         )
