@@ -129,3 +129,41 @@ def test_house_heading_styles_are_headings(tmp_path: Path) -> None:
         ("Examples > Minimal log file", "A log file with one run and no results."),
         ("Examples > Minimal log file", "Body text in a clause style set to the body level."),
     ]
+
+
+def _table(document: Any, rows: list[tuple[str, ...]]) -> None:
+    table = document.add_table(rows=len(rows), cols=len(rows[0]))
+    for row, values in zip(table.rows, rows, strict=True):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+
+
+def test_a_key_value_table_is_one_record(tmp_path: Path) -> None:
+    """Specifications describe each field in a small table whose first column labels the values
+    beside it (``Description: | …``, ``Type: | String``). Its first row is no header: the table is one
+    record, a single chunk ``Label: value; …`` (a lone label is its own text) whose context names the
+    labels. A table with a header row is read by rows as before."""
+    document = docx.Document()
+    document.add_heading("mzTab-version", level=2)
+    _table(
+        document,
+        [
+            ("Description:", "The version of the mzTab file."),
+            ("Type:", "String"),
+            ("Mandatory", ""),
+            ("Example:", "MTD mzTab-version 1.0.0"),
+        ],
+    )
+    _table(document, [("Field:", "Type:"), ("mzTab-mode", "Enum"), ("mzTab-type", "Enum")])
+    document.save(str(tmp_path / "spec.docx"))
+    chunks = read_document(tmp_path / "spec.docx", OPTIONS, doc_id="spec.docx")
+    record, *rows = chunks
+    assert record.text == (
+        "Description: The version of the mzTab file.; Type: String; Mandatory; "
+        "Example: MTD mzTab-version 1.0.0"
+    )
+    assert record.row_number == 1 and record.section == "mzTab-version"
+    assert record.context.endswith("mzTab-version | Description, Type, Example")
+    # A header row whose cells end in colons is still a header when the rows below are not labels.
+    assert [c.row_number for c in rows] == [2, 3]
+    assert all(c.text.startswith("Field:") and c.text.endswith(": Enum") for c in rows)

@@ -16,7 +16,8 @@ from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.ingest.pdf import heading_path, join_lines, run_width
+from esbubble.ingest.pdf import heading_path, join_lines, names_headings, run_width, title_tokens
+from esbubble.models import Chunk
 
 
 def test_pages_paragraphs_and_heading_sections(tmp_path: Path) -> None:
@@ -391,3 +392,83 @@ def test_run_width_reads_a_simple_fonts_widths() -> None:
     assert run_width("AZ", font) == 600.0 + 500.0  # a code outside the table: the default advance
     assert run_width("AB", {"/Subtype": "/Type0"}) is None and run_width("AB", None) is None
     assert run_width("AB", {"/FirstChar": 65, "/Widths": ["wide", 700]}) is None  # damaged: no widths
+
+
+def test_a_running_head_that_names_the_section_and_its_chapter_goes(tmp_path: Path) -> None:
+    """LaTeX books head each page with the section and its chapter (``1.2. MATERIALS CHAPTER 1.
+    WATERPROOFING``) and number it at the foot: the head carries no number and changes with the
+    section. A line that names two of the document's headings at a page's edge, on at least three
+    pages, is furniture; on fewer pages it is text."""
+    bodies = [
+        "Every membrane lap is sealed and rolled before the inspection of the slab.",
+        "The primer is applied to a dry substrate at the rate the maker states.",
+        "Sheets are stored on pallets under cover until they are laid on the podium.",
+        "The inspector signs each sheet of the record when the work is done.",
+    ]
+    heads = ["1.1. SCOPE CHAPTER 1. WATERPROOFING", "1.2. MATERIALS CHAPTER 1. WATERPROOFING"]
+
+    def build(path: Path, pages_with_head: int) -> list[Chunk]:
+        pdf = FPDF()
+        for number, body in enumerate(bodies, start=1):
+            pdf.add_page()
+            if number <= pages_with_head:
+                pdf.set_font("Helvetica", "", 9)
+                pdf.cell(0, 6, heads[0] if number < 3 else heads[1], new_x="LMARGIN", new_y="NEXT")
+                pdf.ln(6)
+            pdf.set_font("Helvetica", "B", 16)
+            if number == 1:
+                pdf.cell(0, 9, "Waterproofing", new_x="LMARGIN", new_y="NEXT")
+                pdf.cell(0, 9, "1.1 Scope", new_x="LMARGIN", new_y="NEXT")
+            if number == 3:
+                pdf.cell(0, 9, "1.2 Materials", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", "", 11)
+            pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(6)
+            pdf.cell(0, 6, str(number), new_x="LMARGIN", new_y="NEXT")
+        pdf.output(str(path))
+        return read_document(path, IngestOptions(min_chunk_tokens=0), doc_id=path.name)
+
+    chunks = build(tmp_path / "heads.pdf", pages_with_head=4)
+    assert [(c.page, c.text) for c in chunks] == list(enumerate(bodies, start=1))
+    assert chunks[-1].section == "1.2 Materials"
+    # On two pages such a line is not taken for a running head.
+    assert sum(heads[0] in c.text for c in build(tmp_path / "two.pdf", pages_with_head=2)) == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "names"),
+    [
+        ("1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION", True),
+        ("CHAPTER 1. INTRODUCTION 1.2. SDCC SUITE LICENSES", True),
+        ("1.2. SDCC SUITE LICENSES", False),  # one heading: a cross-reference or the heading itself
+        ("SDCC SUITE LICENSES AND INTRODUCTION", False),  # a word no heading has
+        ("a//b =", False),  # a formula's one-letter "headings" name nothing
+    ],
+)
+def test_names_headings(line: str, names: bool) -> None:
+    titles = frozenset(
+        title_tokens(heading) for heading in ["1.2 SDCC Suite Licenses", "Introduction", "a", "b"]
+    )
+    titles = frozenset(t for t in titles if sum(len(w) for w in t if not w.isdigit()) >= 3)
+    assert names_headings(title_tokens(line), titles, max(len(t) for t in titles)) is names
+
+
+def test_an_index_page_goes_whole_and_a_line_ending_in_numbers_stays(tmp_path: Path) -> None:
+    """A back-of-book index (``Standard-compliance, 9, 26``) matches every question's words and
+    answers none: a page that is at least half such entries is dropped, as a contents page is. A
+    line of text that ends in numbers on another page is text."""
+    body = "The lap widths of the membrane are 100, 150, 200"
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    pdf.multi_cell(0, 6, "Sheets are stored on pallets under cover until they are laid.")
+    pdf.ln(6)
+    pdf.multi_cell(0, 6, body)
+    pdf.add_page()
+    pdf.cell(0, 6, "Index", new_x="LMARGIN", new_y="NEXT")
+    for entry in ["Lap width, 1", "Membrane, 1, 3-4", "Pallets, 1", "Primer, 2, 5", "Substrate, 2"]:
+        pdf.cell(0, 6, entry, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "i.pdf"))
+    chunks = read_document(tmp_path / "i.pdf", IngestOptions(min_chunk_tokens=0), doc_id="i.pdf")
+    assert [c.page for c in chunks] == [1, 1]
+    assert chunks[-1].text == body

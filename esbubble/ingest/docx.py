@@ -4,7 +4,9 @@ The section is the heading path (``Warranty > Exclusions``); text before
 the first heading has the file name as its section. The title in each
 chunk's ``context`` is the document's core title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells; each further row is a
-chunk ``Header: value; …`` with ``row_number`` its row in the table.
+chunk ``Header: value; …`` with ``row_number`` its row in the table. A key-value table, whose
+first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
+header row: it is one record, a single chunk ``Description: …; Type: String; …`` numbered row 1.
 
 A paragraph's text is every run Word shows in it, also those wrapped in smart
 tags, tracked insertions, content controls or simple fields (python-docx's
@@ -33,7 +35,7 @@ from esbubble.errors import IngestError
 from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.options import IngestOptions
-from esbubble.ingest.outline import Outline
+from esbubble.ingest.outline import Outline, is_key_value
 from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
@@ -128,6 +130,9 @@ def _row_values(row: Any) -> list[str]:
 
 def _table(outline: Outline, table: Table) -> None:
     rows = [_row_values(row) for row in table.rows]
+    if is_key_value(rows):
+        outline.record(rows)
+        return
     headers: list[str] = []
     start = 0
     if rows and sum(1 for v in rows[0] if v) >= 2:

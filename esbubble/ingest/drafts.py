@@ -77,6 +77,14 @@ class Paragraph:
         return f"{self.scope}/para={'+'.join(str(n) for n in self.numbers)}"
 
 
+def label_value(values: Sequence[str]) -> Cell:
+    """A row of a key-value table (``Notes: | …``) as one ``Label: value`` cell: the label without
+    its colon as the header, the rest of the row as the value; a lone label is its own text."""
+    label, *rest = values
+    value = " ".join(v for v in rest if v)
+    return Cell(header=label.rstrip(": "), value=value) if value else Cell(header="", value=label)
+
+
 CONTEXT_SEPARATOR = " > "
 
 

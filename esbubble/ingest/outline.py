@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, row_drafts
+from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, label_value, row_drafts
 from esbubble.ingest.fragments import Block
 from esbubble.ingest.options import IngestOptions
 
@@ -68,22 +68,50 @@ class Outline:
 
     def table(self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]]) -> None:
         """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``."""
-        section = self.section
-        self.tables[section] += 1
         context = chunk_context(self.title, self.path, headers)
-        for number, values in rows:
+        number = self._next_table()
+        for row, values in rows:
             cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
-            self.blocks.append(
-                tuple(
-                    row_drafts(
-                        f"section={section}/table={self.tables[section]}/row={number}",
-                        cells,
-                        self.options,
-                        section=section,
-                        default_bucket=self.bucket,
-                        sheet_name=None,
-                        row_number=number,
-                        context=context,
-                    )
+            self._row(number, row, cells, context)
+
+    def record(self, rows: Sequence[Sequence[str]]) -> None:
+        """One key-value table (``Description: | …``, ``Type: | String``): a single record, read as
+        one row ``Label: value; …`` numbered 1, whose context names the labels as a table's does
+        its column headers."""
+        cells = [label_value(values) for values in rows if any(values)]
+        context = chunk_context(self.title, self.path, [cell.header for cell in cells])
+        self._row(self._next_table(), 1, cells, context)
+
+    def _next_table(self) -> int:
+        self.tables[self.section] += 1
+        return self.tables[self.section]
+
+    def _row(self, table: int, row: int, cells: Sequence[Cell], context: str) -> None:
+        section = self.section
+        self.blocks.append(
+            tuple(
+                row_drafts(
+                    f"section={section}/table={table}/row={row}",
+                    cells,
+                    self.options,
+                    section=section,
+                    default_bucket=self.bucket,
+                    sheet_name=None,
+                    row_number=row,
+                    context=context,
                 )
             )
+        )
+
+
+def is_key_value(rows: Sequence[Sequence[str]]) -> bool:
+    """A table of labelled values with no header row: its first cell is a label (ends with a colon,
+    as a column header does not) and so are at least half of its rows' first cells
+    (``Description: | …``, ``Type: | String``, ``Mandatory``, ``Example: | …``)."""
+    firsts = [values[0] for values in rows if values and values[0]]
+    return (
+        bool(firsts)
+        and rows[0][:1] == firsts[:1]
+        and firsts[0].endswith(":")
+        and (2 * sum(label.endswith(":") for label in firsts) >= len(firsts))
+    )

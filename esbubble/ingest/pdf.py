@@ -47,13 +47,22 @@ _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 _EDGE_LINES = 2
 _RUNNING_PAGES = 3
-_CONTENTS_LINES = 3  # dot-leader lines a page needs, besides being half its lines, to be a contents page
+_CONTENTS_LINES = (
+    3  # listing lines a page needs, besides being half its lines, to be a contents or index page
+)
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 # A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
 _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
+# A heading's or an edge line's words and numbers, and the labels a running head adds to a heading's
+# number (``CHAPTER 1. INTRODUCTION`` for the chapter headed ``Introduction``).
+_TITLE_TOKEN = re.compile(r"[^\W_]+")
+_TITLE_LABELS = frozenset({"chapter", "section", "appendix", "annex", "part"})
+_MIN_TITLE_LETTERS = 3  # a heading of fewer letters (a formula's ``b``) names nothing
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
+# A back-of-book index entry ends in its page numbers: ``Standard-compliance, 9, 26``, ``iCode, 38, 119–122``.
+_INDEX_ENTRY = re.compile(r"(?:,\s*\d{1,4}(?:\s*[–-]\s*\d{1,4})?)+\s*$")
 # A word and a hyphenated compound ("run-time"), and the end of a line that breaks a word with a hyphen.
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _BROKEN = re.compile(r"[^\W\d_]+[-\u00ad\u2010]$")
@@ -246,6 +255,37 @@ def _edge_number(line: _Line) -> int | None:
     return None if match is None else int(match.group(1) or match.group(2))
 
 
+def title_tokens(text: str) -> tuple[str, ...]:
+    """A heading's or a line's words and numbers, lower-cased, without labels such as ``chapter``."""
+    tokens = (token.lower() for token in _TITLE_TOKEN.findall(text))
+    return tuple(token for token in tokens if token not in _TITLE_LABELS)
+
+
+def names_headings(tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], longest: int) -> bool:
+    """Whether ``tokens`` are two or more of the document's heading ``titles`` in a row, numbers
+    between them aside: a running head that names the section and its chapter
+    (``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION`` under ``1.2 SDCC Suite Licenses`` in the
+    chapter ``Introduction``). ``longest`` is the most tokens a title has."""
+    # most[i]: the most titles that tokens[:i] is made of, or -1 when it is not made of titles.
+    most = [0] + [-1] * len(tokens)
+    for start, token in enumerate(tokens):
+        if most[start] < 0:
+            continue
+        if token.isdigit():
+            most[start + 1] = max(most[start + 1], most[start])
+        for end in range(start + 1, min(len(tokens), start + longest) + 1):
+            if tokens[start:end] in titles:
+                most[end] = max(most[end], most[start] + 1)
+    return most[-1] >= 2
+
+
+def _heading_titles(pages: list[list[_Line]], body: tuple[float, bool]) -> frozenset[tuple[str, ...]]:
+    titles = (title_tokens(line.text) for lines in pages for line in lines if _is_heading(line, body))
+    return frozenset(
+        title for title in titles if sum(len(t) for t in title if not t.isdigit()) >= _MIN_TITLE_LETTERS
+    )
+
+
 def page_offset(edges: list[list[_Line]]) -> int | None:
     """How the document numbers its pages: the printed number minus the page's index that the most
     pages share on a line at their edge (``edges``: each page's ``_edges``), when at least
@@ -276,10 +316,17 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     (every page of a shorter document), or one that opens or closes with the
     page's own number (``page_offset``) and is not set as a heading: a
     chapter that starts on its page number's page keeps its ``1 Introduction``.
+    So is a line not set as a heading that names two or more of the
+    document's headings (``names_headings``: the section and its chapter,
+    ``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION``), when at least three
+    pages have one: such a head changes with the section and carries no
+    number.
     A table-of-contents line is one with a dot leader (``Introduction ........
-    3``); a page that is at least half such lines (contents, lists of
-    figures, an index) is dropped whole, as what is left of it is index
-    letters and entries cut off at a line break.
+    3``); a page that is at least half such lines or index entries, which end
+    in their page numbers (``Standard-compliance, 9, 26``), is dropped whole
+    (contents, lists of figures, an index), as what is left of it is index
+    letters and entries cut off at a line break. A lone line ending in
+    numbers elsewhere is text.
     """
     edge_lines = [_edges(lines) for lines in pages]
     repeats: Counter[str] = Counter()
@@ -288,10 +335,24 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     needed = min(_RUNNING_PAGES, len(pages))
     offset = page_offset(edge_lines)
     body = _body_style(pages)
+    titles = _heading_titles(pages, body)
+    longest = max((len(title) for title in titles), default=0)
+    titled_pages = [
+        {
+            id(line)
+            for line in lines
+            if not _is_heading(line, body) and names_headings(title_tokens(line.text), titles, longest)
+        }
+        for lines in edge_lines
+    ]
+    titled = set().union(*titled_pages) if sum(map(bool, titled_pages)) >= needed else set()
     kept: list[list[_Line]] = []
     for index, (lines, page_edges) in enumerate(zip(pages, edge_lines, strict=True)):
         leaders = {id(line) for line in lines if _DOT_LEADER.search(line.text)}
-        if len(leaders) >= _CONTENTS_LINES and 2 * len(leaders) >= len(lines):
+        listed = len(leaders) + sum(
+            1 for line in lines if _INDEX_ENTRY.search(line.text) and id(line) not in leaders
+        )
+        if listed >= _CONTENTS_LINES and 2 * listed >= len(lines):
             kept.append([])
             continue
         edges = {id(line) for line in page_edges}
@@ -299,7 +360,7 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
         def furniture(
             line: _Line, edges: set[int] = edges, leaders: set[int] = leaders, index: int = index
         ) -> bool:
-            if id(line) in leaders:
+            if id(line) in leaders or id(line) in titled:
                 return True
             if id(line) not in edges:
                 return False

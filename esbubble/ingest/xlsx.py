@@ -39,7 +39,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.core.named import CONTEXT_PART, ROW_JOINER
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
+from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, label_value, row_drafts
 from esbubble.ingest.links import TableRow, code_labels, links
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.package import check_package
@@ -195,14 +195,6 @@ def _is_key_value(grid: _Grid) -> bool:
     return short_labels and len(set(labels)) == len(labels) and bool(pairs) and mostly_text
 
 
-def _label_value(cells: dict[int, str]) -> list[Cell]:
-    """A key-value row as one ``Label: value`` cell (a lone label is its own text)."""
-    label, *value = [cells[col] for col in sorted(cells)]
-    if not value:
-        return [Cell(header="", value=label)]
-    return [Cell(header=label.rstrip(": "), value=value[0])]  # "Notes:" | "…" reads "Notes: …", once
-
-
 def _below_a_block(grid: _Grid, order: list[int]) -> int | None:
     """The index in ``order`` of a header row under a block of label-value or title rows, if any.
 
@@ -300,7 +292,7 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
             continue
         above_header = bool(header_rows) and row < header_rows[0]
         row_cells = (
-            _label_value(cells)
+            [label_value([value for _, value in sorted(cells.items())])]
             if key_value or (above_header and above_pairs)
             else [
                 Cell(header="" if above_header else headers.get(col, ""), value=value)
