@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The seven query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
+# The eight query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
 # budget sweep from 200 to 3000 tokens (every variant on the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
@@ -20,6 +20,9 @@
 #   - the sixth real-document set (data/realdocs6, questions written blind; policy Markdown, a
 #     4-sheet data-dictionary workbook, a Word standard, a PDF API manual), default profile,
 #     index esbubble-realdocs6;
+#   - the seventh real-document set (data/realdocs7, questions written blind; a privacy policy in
+#     Markdown, a 13-sheet data-dictionary workbook, a Word specification of key-value field tables,
+#     a PDF compiler manual), default profile, index esbubble-realdocs7;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -30,7 +33,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
