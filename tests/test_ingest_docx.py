@@ -167,3 +167,15 @@ def test_a_key_value_table_is_one_record(tmp_path: Path) -> None:
     # A header row whose cells end in colons is still a header when the rows below are not labels.
     assert [c.row_number for c in rows] == [2, 3]
     assert all(c.text.startswith("Field:") and c.text.endswith(": Enum") for c in rows)
+
+
+def test_a_table_of_one_row_is_its_text(tmp_path: Path) -> None:
+    """A one-row table (a note box) has no rows for its first row to head: it is a row of its own,
+    not a header of nothing whose text is lost."""
+    document = docx.Document()
+    _table(document, [("Warning", "Never weld near the membrane primer: it is flammable.")])
+    document.save(str(tmp_path / "note.docx"))
+    chunks = read_document(tmp_path / "note.docx", OPTIONS, doc_id="note.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "Warning; Never weld near the membrane primer: it is flammable.")
+    ]

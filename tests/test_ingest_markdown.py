@@ -170,3 +170,16 @@ def test_empty_html_anchors_are_not_text(tmp_path: Path) -> None:
     paragraph = next(c for c in chunks if "metadata about the API. Write `" in c.text)
     assert (paragraph.line_start, paragraph.line_end) == (3, 5)
     assert '<a id="kept"></a>' in joined
+
+
+def test_a_table_of_its_header_row_alone_is_its_text(tmp_path: Path) -> None:
+    """A pipe table with a header and no rows (a one-line note set as a table) keeps its text."""
+    path = tmp_path / "note.md"
+    path.write_text(
+        "# Safety\n\n| Warning | Never weld near the membrane primer: it is flammable. |\n|---|---|\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(path, IngestOptions(min_chunk_tokens=0), doc_id="note.md")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "Warning; Never weld near the membrane primer: it is flammable.")
+    ]

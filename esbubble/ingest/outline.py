@@ -67,7 +67,11 @@ class Outline:
         )
 
     def table(self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]]) -> None:
-        """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``."""
+        """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``. A
+        table of its header row alone (a one-row note box, ``Warning | Never weld …``) is that row's
+        text: there are no values for it to name."""
+        if not rows and any(headers):
+            headers, rows = [], [(1, headers)]
         context = chunk_context(self.title, self.path, headers)
         number = self._next_table()
         for row, values in rows:
