@@ -179,3 +179,22 @@ def test_a_table_of_one_row_is_its_text(tmp_path: Path) -> None:
     assert [(c.row_number, c.text) for c in chunks] == [
         (1, "Warning; Never weld near the membrane primer: it is flammable.")
     ]
+
+
+def test_a_header_row_repeated_inside_a_table_is_not_a_row(tmp_path: Path) -> None:
+    document = docx.Document()
+    _table(
+        document,
+        [
+            ("Sent", "Received"),
+            ("Negotiate", "NegotiationResponse"),
+            ("Sent", "Received"),
+            ("Establish", "EstablishmentAck"),
+        ],
+    )
+    document.save(str(tmp_path / "flow.docx"))
+    chunks = read_document(tmp_path / "flow.docx", OPTIONS, doc_id="flow.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (2, "Sent: Negotiate; Received: NegotiationResponse"),
+        (4, "Sent: Establish; Received: EstablishmentAck"),
+    ]

@@ -183,3 +183,17 @@ def test_a_table_of_its_header_row_alone_is_its_text(tmp_path: Path) -> None:
     assert [(c.row_number, c.text) for c in chunks] == [
         (1, "Warning; Never weld near the membrane primer: it is flammable.")
     ]
+
+
+def test_a_line_break_tag_in_a_table_cell_is_a_space_and_code_keeps_it(tmp_path: Path) -> None:
+    path = tmp_path / "cas.md"
+    path.write_text(
+        "# Roots\n\n| CA | Subject |\n|---|---|\n| Root | C=US,<br>O=ISRG,<BR/>CN=Root X1 |\n\n"
+        "Write `<br>` for a break in a cell.\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(path, IngestOptions(min_chunk_tokens=0), doc_id="cas.md")
+    assert [c.text for c in chunks] == [
+        "CA: Root; Subject: C=US, O=ISRG, CN=Root X1",
+        "Write `<br>` for a break in a cell.",
+    ]

@@ -16,7 +16,15 @@ from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
-from esbubble.ingest.pdf import heading_path, join_lines, names_headings, run_width, title_tokens
+from esbubble.ingest.pdf import (
+    _Line,
+    drop_furniture,
+    heading_path,
+    join_lines,
+    names_headings,
+    run_width,
+    title_tokens,
+)
 from esbubble.models import Chunk
 
 
@@ -472,3 +480,47 @@ def test_an_index_page_goes_whole_and_a_line_ending_in_numbers_stays(tmp_path: P
     chunks = read_document(tmp_path / "i.pdf", IngestOptions(min_chunk_tokens=0), doc_id="i.pdf")
     assert [c.page for c in chunks] == [1, 1]
     assert chunks[-1].text == body
+
+
+def test_a_page_of_m_line_under_a_two_line_header_goes(tmp_path: Path) -> None:
+    """Word sets a header of three lines (title, subtitle, ``2019-02-22 Version 1.0 Page 3 of 25``): the
+    third is past the two edge lines a running head is looked for in, and its date and total keep it
+    from being a bare page number. A line saying ``Page N of M`` among a page's first or last three
+    lines, N following the pages on at least three, is furniture; a sentence that says "page 2 of
+    the form" is text."""
+    bodies = [
+        "Every membrane lap is sealed and rolled before the inspection of the slab.",
+        "Fill in page 2 of 9 of the inspection form before the membrane is covered.",
+        "Sheets are stored on pallets under cover until they are laid on the podium.",
+        "The inspector signs each sheet of the record when the work is done.",
+    ]
+    pdf = FPDF()
+    for number, body in enumerate(bodies, start=1):
+        pdf.add_page()
+        pdf.set_font("Helvetica", "", 9)
+        for line in ["Encryption", "Open API Specification", f"2019-02-22 Version 1.0 Page {number} of 4"]:
+            pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(8)
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 6, "The podium is inspected twice.", new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 6, "The basement is inspected once.", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "p.pdf"))
+    chunks = read_document(tmp_path / "p.pdf", IngestOptions(min_chunk_tokens=0), doc_id="p.pdf")
+    assert all("Version 1.0" not in c.text for c in chunks)
+    assert next(c.text for c in chunks if c.page == 2).startswith(bodies[1])
+
+
+@pytest.mark.parametrize(
+    ("line", "leader"),
+    [
+        ("2 Introduction" + "\u2026" * 40 + " .. 6", True),  # Word's ellipsis leader
+        ("3 Scope" + " \u00b7" * 20 + " 7", True),
+        ("4 Materials .......... 9", True),
+        ("The lap is 100 mm wide…", False),
+    ],
+)
+def test_contents_leaders(line: str, leader: bool) -> None:
+    lines = [_Line(y=float(i), size=10.0, text=line) for i in range(4)]
+    kept = drop_furniture([[_Line(y=0.0, size=10.0, text="Contents")], lines])
+    assert (kept[1] == []) is leader

@@ -4,7 +4,8 @@ ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
 block is one paragraph; a pipe table gives one chunk per row
 (``Header: value; …``); empty HTML anchors (``<a name="x"></a>``) outside
-code are not text. The document's title (for ``context``) is its first
+code are not text, and a line break tag (``<br>``, as tables use in a
+cell) is a space. The document's title (for ``context``) is its first
 H1, else the file stem. Short paragraphs join a neighbour (see
 ``fragments``); long ones are cut into token-bounded segments between
 sentences. Every paragraph keeps the lines it was read from.
@@ -35,9 +36,11 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _HEADER_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # An empty HTML anchor (``<a name="oasInfo"></a>``, ``<a id='x'></a>``) renders as nothing: it is a link
-# target for the page, not text. Code spans are matched first so that one quoted in code stays.
-_ANCHOR = re.compile(
-    r"(`+).+?\1|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?", re.IGNORECASE
+# target for the page, not text; a line break tag (``C=US,<br>O=ISRG`` in a table cell) renders as a
+# break, a space here. Code spans are matched first so that markup quoted in code stays.
+_MARKUP = re.compile(
+    r"(`+).+?\1|(<br\s*/?>)|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?",
+    re.IGNORECASE,
 )
 
 
@@ -52,11 +55,13 @@ def read_utf8_text(path: Path) -> str:
     return text
 
 
-def _without_anchors(line: str) -> str:
-    """The line without its empty HTML anchors (outside code spans)."""
+def _without_markup(line: str) -> str:
+    """The line without its empty HTML anchors, and its line break tags as spaces (outside code)."""
     if "<" not in line:
         return line
-    return _ANCHOR.sub(lambda match: match.group(0) if match.group(1) else "", line)
+    return _MARKUP.sub(
+        lambda match: match.group(0) if match.group(1) else " " if match.group(2) else "", line
+    )
 
 
 def _cells(line: str) -> list[str]:
@@ -128,7 +133,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
                 flush(number + 1)
                 fence = None
             continue
-        line = _without_anchors(raw)
+        line = _without_markup(raw)
         if raw.strip() and not line.strip():
             # a line of anchors only: nothing to read, and no paragraph break either
             if block:

@@ -69,12 +69,14 @@ class Outline:
     def table(self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]]) -> None:
         """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``. A
         table of its header row alone (a one-row note box, ``Warning | Never weld …``) is that row's
-        text: there are no values for it to name."""
+        text: there are no values for it to name. A row that repeats the header is not a row."""
         if not rows and any(headers):
             headers, rows = [], [(1, headers)]
         context = chunk_context(self.title, self.path, headers)
         number = self._next_table()
         for row, values in rows:
+            if any(values) and list(values) == list(headers):
+                continue  # the header row repeated inside the table (Word repeats it after a break)
             cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
             self._row(number, row, cells, context)
 

@@ -54,13 +54,16 @@ _CONTENTS_LINES = (
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 # A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
+# ``Page 3 of 25`` inside a header or footer line (``2019-02-22 Version 1.0 Page 3 of 25``).
+_PAGE_OF = re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b", re.IGNORECASE)
 _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 # A heading's or an edge line's words and numbers, and the labels a running head adds to a heading's
 # number (``CHAPTER 1. INTRODUCTION`` for the chapter headed ``Introduction``).
 _TITLE_TOKEN = re.compile(r"[^\W_]+")
 _TITLE_LABELS = frozenset({"chapter", "section", "appendix", "annex", "part"})
 _MIN_TITLE_LETTERS = 3  # a heading of fewer letters (a formula's ``b``) names nothing
-_DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
+# A leader of dots, ellipses (``……``, as Word sets them) or middle dots, then the page number.
+_DOT_LEADER = re.compile(r"(?:[.\u2026\u00b7]\s?){5,}\s*(?:\d+|[ivxlc]+)?\s*$", re.IGNORECASE)
 # A back-of-book index entry ends in its page numbers: ``Standard-compliance, 9, 26``, ``iCode, 38, 119–122``.
 _INDEX_ENTRY = re.compile(r"(?:,\s*\d{1,4}(?:\s*[–-]\s*\d{1,4})?)+\s*$")
 # A word and a hyphenated compound ("run-time"), and the end of a line that breaks a word with a hyphen.
@@ -307,6 +310,23 @@ def page_offset(edges: list[list[_Line]]) -> int | None:
     return offset if len(pages_by_offset[offset]) >= _RUNNING_PAGES else None
 
 
+def _pages_of(pages: list[list[_Line]]) -> set[int]:
+    """The header and footer lines that say ``Page N of M`` (among a page's first and last three
+    lines: a block of header lines is often three deep), N following the pages and M the same, when
+    at least ``_RUNNING_PAGES`` pages agree."""
+    found: dict[tuple[int, int], list[int]] = {}  # (printed N minus the page's index, M) -> lines
+    for index, lines in enumerate(pages):
+        deep = _EDGE_LINES + 1
+        for line in lines[:deep] + lines[-deep:] if len(lines) > 2 * deep else lines:
+            match = _PAGE_OF.search(line.text)
+            if match is not None:
+                found.setdefault((int(match.group(1)) - index, int(match.group(2))), []).append(id(line))
+    if not found:
+        return set()
+    agreed = max(sorted(found), key=lambda key: len(found[key]))
+    return set(found[agreed]) if len(found[agreed]) >= _RUNNING_PAGES else set()
+
+
 def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     """Pages without page numbers, running headers and footers, and table-of-contents lines.
 
@@ -316,14 +336,17 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     (every page of a shorter document), or one that opens or closes with the
     page's own number (``page_offset``) and is not set as a heading: a
     chapter that starts on its page number's page keeps its ``1 Introduction``.
-    So is a line not set as a heading that names two or more of the
-    document's headings (``names_headings``: the section and its chapter,
-    ``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION``), when at least three
-    pages have one: such a head changes with the section and carries no
-    number.
-    A table-of-contents line is one with a dot leader (``Introduction ........
-    3``); a page that is at least half such lines or index entries, which end
-    in their page numbers (``Standard-compliance, 9, 26``), is dropped whole
+    So is a line that says ``Page N of M`` among a page's first or last three
+    lines (``2019-02-22 Version 1.0 Page 3 of 25`` under a two-line header),
+    N following the pages on at least three of them, and a line not set as a
+    heading that names two or more of the document's headings
+    (``names_headings``: the section and its chapter, ``1.2. SDCC SUITE
+    LICENSES CHAPTER 1. INTRODUCTION``), when at least three pages have one:
+    such a head changes with the section and carries no number.
+    A table-of-contents line is one with a leader of dots, ellipses or middle
+    dots (``Introduction ........ 3``, ``2 Introduction……… .. 6``); a page
+    that is at least half such lines or index entries, which end in their
+    page numbers (``Standard-compliance, 9, 26``), is dropped whole
     (contents, lists of figures, an index), as what is left of it is index
     letters and entries cut off at a line break. A lone line ending in
     numbers elsewhere is text.
@@ -346,6 +369,7 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
         for lines in edge_lines
     ]
     titled = set().union(*titled_pages) if sum(map(bool, titled_pages)) >= needed else set()
+    paged = _pages_of(pages)
     kept: list[list[_Line]] = []
     for index, (lines, page_edges) in enumerate(zip(pages, edge_lines, strict=True)):
         leaders = {id(line) for line in lines if _DOT_LEADER.search(line.text)}
@@ -360,7 +384,7 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
         def furniture(
             line: _Line, edges: set[int] = edges, leaders: set[int] = leaders, index: int = index
         ) -> bool:
-            if id(line) in leaders or id(line) in titled:
+            if id(line) in leaders or id(line) in titled or id(line) in paged:
                 return True
             if id(line) not in edges:
                 return False
