@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The eight query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
+# The nine query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
 # budget sweep from 200 to 3000 tokens (every variant on the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
@@ -23,6 +23,9 @@
 #   - the seventh real-document set (data/realdocs7, questions written blind; a privacy policy in
 #     Markdown, a 13-sheet data-dictionary workbook, a Word specification of key-value field tables,
 #     a PDF compiler manual), default profile, index esbubble-realdocs7;
+#   - the eighth real-document set (data/realdocs8, questions written blind; a certificate policy in
+#     Markdown, a 6-sheet codelist mapping workbook, a Word protocol standard, a PDF API
+#     specification made from Word), default profile, index esbubble-realdocs8;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -33,7 +36,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
