@@ -47,16 +47,14 @@ _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 _EDGE_LINES = 2
 _RUNNING_PAGES = 3
-_CONTENTS_LINES = (
-    3  # listing lines a page needs, besides being half its lines, to be a contents or index page
-)
+_CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines, to be contents
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 # A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
+_EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 # ``Page 3 of 25`` inside a header or footer line (``2019-02-22 Version 1.0 Page 3 of 25``).
 _PAGE_OF = re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b", re.IGNORECASE)
-_EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 # A heading's or an edge line's words and numbers, and the labels a running head adds to a heading's
 # number (``CHAPTER 1. INTRODUCTION`` for the chapter headed ``Introduction``).
 _TITLE_TOKEN = re.compile(r"[^\W_]+")
@@ -338,11 +336,11 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     chapter that starts on its page number's page keeps its ``1 Introduction``.
     So is a line that says ``Page N of M`` among a page's first or last three
     lines (``2019-02-22 Version 1.0 Page 3 of 25`` under a two-line header),
-    N following the pages on at least three of them, and a line not set as a
-    heading that names two or more of the document's headings
-    (``names_headings``: the section and its chapter, ``1.2. SDCC SUITE
-    LICENSES CHAPTER 1. INTRODUCTION``), when at least three pages have one:
-    such a head changes with the section and carries no number.
+    N following the pages and M the same on at least three of them, and a
+    line not set as a heading that names two or more of the document's
+    headings (``names_headings``: the section and its chapter, ``1.2. SDCC
+    SUITE LICENSES CHAPTER 1. INTRODUCTION``), when at least three pages
+    have one: such a head changes with the section and carries no number.
     A table-of-contents line is one with a leader of dots, ellipses or middle
     dots (``Introduction ........ 3``, ``2 Introduction……… .. 6``); a page
     that is at least half such lines or index entries, which end in their
