@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import pypdf
 from pypdf.errors import PyPdfError
@@ -246,8 +246,22 @@ def _furniture_key(line: _Line) -> str:
     return _PAGE_DIGITS.sub("", line.text).strip().lower()
 
 
-def _edges(lines: list[_Line]) -> list[_Line]:
-    return lines[:_EDGE_LINES] + lines[-_EDGE_LINES:] if len(lines) > 2 * _EDGE_LINES else lines
+def _edges(lines: list[_Line], count: int = _EDGE_LINES) -> list[_Line]:
+    """A page's first and last ``count`` lines (all of a page that has no more than twice as many)."""
+    return lines[:count] + lines[-count:] if len(lines) > 2 * count else lines
+
+
+# How a printed page number follows the pages: an offset, or an offset and a page count.
+_Key = TypeVar("_Key", int, tuple[int, int])
+
+
+def _agreed(pages_by_key: Mapping[_Key, set[int]]) -> _Key | None:
+    """The key (how a printed number follows the pages) the most pages share, when at least
+    ``_RUNNING_PAGES`` do; None otherwise."""
+    if not pages_by_key:
+        return None
+    key = max(sorted(pages_by_key), key=lambda k: len(pages_by_key[k]))
+    return key if len(pages_by_key[key]) >= _RUNNING_PAGES else None
 
 
 def _edge_number(line: _Line) -> int | None:
@@ -302,27 +316,24 @@ def page_offset(edges: list[list[_Line]]) -> int | None:
             number = _edge_number(line)
             if number is not None:
                 pages_by_offset.setdefault(number - index, set()).add(index)
-    if not pages_by_offset:
-        return None
-    offset = max(sorted(pages_by_offset), key=lambda key: len(pages_by_offset[key]))
-    return offset if len(pages_by_offset[offset]) >= _RUNNING_PAGES else None
+    return _agreed(pages_by_offset)
 
 
 def _pages_of(pages: list[list[_Line]]) -> set[int]:
     """The header and footer lines that say ``Page N of M`` (among a page's first and last three
     lines: a block of header lines is often three deep), N following the pages and M the same, when
     at least ``_RUNNING_PAGES`` pages agree."""
-    found: dict[tuple[int, int], list[int]] = {}  # (printed N minus the page's index, M) -> lines
+    pages_by_key: dict[tuple[int, int], set[int]] = {}  # (printed N minus the page's index, M) -> pages
+    lines_by_key: dict[tuple[int, int], list[int]] = {}  # -> the lines saying so
     for index, lines in enumerate(pages):
-        deep = _EDGE_LINES + 1
-        for line in lines[:deep] + lines[-deep:] if len(lines) > 2 * deep else lines:
+        for line in _edges(lines, _EDGE_LINES + 1):
             match = _PAGE_OF.search(line.text)
             if match is not None:
-                found.setdefault((int(match.group(1)) - index, int(match.group(2))), []).append(id(line))
-    if not found:
-        return set()
-    agreed = max(sorted(found), key=lambda key: len(found[key]))
-    return set(found[agreed]) if len(found[agreed]) >= _RUNNING_PAGES else set()
+                key = (int(match.group(1)) - index, int(match.group(2)))
+                pages_by_key.setdefault(key, set()).add(index)
+                lines_by_key.setdefault(key, []).append(id(line))
+    agreed = _agreed(pages_by_key)
+    return set() if agreed is None else set(lines_by_key[agreed])
 
 
 def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
