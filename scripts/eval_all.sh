@@ -26,6 +26,9 @@
 #   - the eighth real-document set (data/realdocs8, questions written blind; a certificate policy in
 #     Markdown, a 6-sheet codelist mapping workbook, a Word protocol standard, a PDF API
 #     specification made from Word), default profile, index esbubble-realdocs8;
+#   - the ninth real-document set (data/realdocs9, questions written blind; a security baseline in
+#     Markdown, a 3-sheet checklist workbook, a Word API proposal, a PDF protocol specification
+#     from LaTeX), default profile, index esbubble-realdocs9;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -36,7 +39,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
