@@ -198,3 +198,20 @@ def test_a_header_row_repeated_inside_a_table_is_not_a_row(tmp_path: Path) -> No
         (2, "Sent: Negotiate; Received: NegotiationResponse"),
         (4, "Sent: Establish; Received: EstablishmentAck"),
     ]
+
+
+def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
+    """``2`` followed by a superscript ``8`` is 2 to the 8th, not twenty-eight; a superscript after a
+    word (a footnote mark) or an ordinal's ``th`` is left as it was."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("Range 0..2")
+    paragraph.add_run("8").font.superscript = True
+    paragraph.add_run("-1; see note")
+    paragraph.add_run("3").font.superscript = True
+    paragraph.add_run(", the 0")
+    paragraph.add_run("th").font.superscript = True
+    paragraph.add_run(" element; not 2")
+    paragraph.add_run("8")  # not superscript: twenty-eight
+    document.save(str(tmp_path / "range.docx"))
+    chunks = read_document(tmp_path / "range.docx", OPTIONS, doc_id="range.docx")
+    assert [c.text for c in chunks] == ["Range 0..2^8-1; see note3, the 0th element; not 28"]

@@ -21,6 +21,7 @@ from esbubble.ingest.pdf import (
     drop_furniture,
     heading_path,
     join_lines,
+    line_text,
     names_headings,
     run_width,
     title_tokens,
@@ -524,3 +525,90 @@ def test_contents_leaders(line: str, leader: bool) -> None:
     lines = [_Line(y=float(i), size=10.0, text=line) for i in range(4)]
     kept = drop_furniture([[_Line(y=0.0, size=10.0, text="Contents")], lines])
     assert (kept[1] == []) is leader
+
+
+def test_list_items_and_lines_that_run_on_are_no_headings_and_a_heading_with_nothing_under_it_stays(
+    tmp_path: Path,
+) -> None:
+    """A bold bullet, a bold lead-in ending in a colon and a bold line whose last word breaks at the
+    margin are text. A heading followed straight by its sibling has no text under it: it is a chunk
+    of its own, not lost."""
+    pdf = FPDF()
+    pdf.core_fonts_encoding = "windows-1252"  # the bullet
+    pdf.add_page()
+
+    def line(text: str, style: str = "", size: int = 11) -> None:
+        pdf.set_font("Helvetica", style, size)
+        pdf.cell(0, 5, text, new_x="LMARGIN", new_y="NEXT")
+
+    line("12.4. Reserved", "B", 13)
+    pdf.ln(6)
+    line("12.5. The SHA256 hash function", "B", 13)
+    line("\u2022 HASHLEN = 32", "B")
+    pdf.ln(6)
+    line("A handshake pattern consists of:", "B")
+    line("a pre-message pattern and a sequence of message patterns.")
+    pdf.ln(6)
+    line("1. Sender authentication vulnerable to key-compromise imperson-", "B")
+    line("ation (KCI). A recipient cannot tell a forged message from a genuine one once its")
+    line("static private key is known to an attacker, so the pattern gives no such guarantee.")
+    pdf.output(str(tmp_path / "n.pdf"))
+    chunks = read_document(tmp_path / "n.pdf", IngestOptions(min_chunk_tokens=0), doc_id="n.pdf")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("12.4. Reserved", "12.4. Reserved"),
+        ("12.5. The SHA256 hash function", "\u2022 HASHLEN = 32"),
+        (
+            "12.5. The SHA256 hash function",
+            "A handshake pattern consists of: a pre-message pattern and a sequence of message patterns.",
+        ),
+        (
+            "12.5. The SHA256 hash function",
+            "1. Sender authentication vulnerable to key-compromise impersonation (KCI). A recipient cannot"
+            " tell a forged message from a genuine one once its static private key is known to an attacker,"
+            " so the pattern gives no such guarantee.",
+        ),
+    ]
+
+
+def test_table_rows_at_page_edges_stay_where_the_pages_carry_bare_numbers(tmp_path: Path) -> None:
+    """Table rows ending in a number sit last on three pages, and by chance that number minus the
+    page's index is the same on all three. The bare page numbers below them vote too, so the rows
+    are not taken for numbered running heads."""
+    rows = {2: "NK 2 1", 3: "KK 5 2", 4: "KX 7 3"}
+    notes = [
+        "The first pattern is read left to right.",
+        "Each token names a key or a computation.",
+        "A responder may reject a pattern it does not know.",
+        "Padding is not part of any pattern.",
+        "Payloads may be empty.",
+    ]
+    pdf = FPDF()
+    pdf.set_auto_page_break(False)
+    for index, note in enumerate(notes):
+        pdf.add_page()
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, note, new_x="LMARGIN", new_y="NEXT")
+        if index in rows:
+            pdf.ln(8)
+            pdf.cell(0, 6, rows[index], new_x="LMARGIN", new_y="NEXT")
+        pdf.set_y(-20)
+        pdf.cell(0, 6, str(index + 1), align="C")
+    pdf.output(str(tmp_path / "t.pdf"))
+    chunks = read_document(tmp_path / "t.pdf", IngestOptions(min_chunk_tokens=0), doc_id="t.pdf")
+    assert [c.text for c in chunks] == [
+        notes[0],
+        notes[1],
+        notes[2],
+        "NK 2 1",
+        notes[3],
+        "KK 5 2",
+        notes[4],
+        "KX 7 3",
+    ]
+    assert not [c for c in chunks if c.text.isdigit()]  # the page numbers themselves go
+
+
+def test_typeset_ligatures_read_as_their_letters() -> None:
+    assert (
+        line_text(["Diﬃe-Hellman ", "speciﬁes a ", "buﬀer ﬁeld"]) == "Diffie-Hellman specifies a buffer field"
+    )

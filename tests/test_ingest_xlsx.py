@@ -245,6 +245,55 @@ def test_a_group_header_over_the_column_names_is_not_taken_for_metadata(tmp_path
     ]
 
 
+def _stacked(path: Path) -> Path:
+    """Two code lists stacked on one sheet, each under a title row and the same header row."""
+    rows: list[list[object]] = [
+        ["Status codes mapped to the standard"],
+        [],
+        ["Codelist: tenderStatus"],
+        ["Code", "Title", "Source code"],
+        ["active", "Active", "2BS - Sent"],
+        ["cancelled", "Cancelled", "2BC - Canceled"],
+        [],
+        ["Codelist: awardCriteria"],
+        ["Code", "Title", "Source code"],
+        ["priceOnly", "Price only", "01"],
+    ]
+    return _sheet(path, rows)
+
+
+def test_tables_stacked_under_a_repeated_header_row_each_read_under_it(tmp_path: Path) -> None:
+    chunks = read_document(_stacked(tmp_path / "s.xlsx"), OPTIONS, doc_id="s.xlsx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "Status codes mapped to the standard"),
+        (3, "Codelist: tenderStatus"),
+        (5, "Code: active; Title: Active; Source code: 2BS - Sent"),
+        (6, "Code: cancelled; Title: Cancelled; Source code: 2BC - Canceled"),
+        (8, "Codelist: awardCriteria"),
+        (10, "Code: priceOnly; Title: Price only; Source code: 01"),
+    ]
+    # Each table's rows name their table (the title row above its header) and the column names.
+    assert chunks[2].context == "s > Metadata > Codelist: tenderStatus | Code, Title, Source code"
+    assert chunks[5].context == "s > Metadata > Codelist: awardCriteria | Code, Title, Source code"
+    assert chunks[1].context == "s > Metadata"
+
+
+def test_a_data_row_that_recurs_is_not_taken_for_a_stacked_header(tmp_path: Path) -> None:
+    """A row repeated word for word among the data (one code listed twice) is still data."""
+    rows: list[list[object]] = [
+        ["Code", "Name", "Group"],
+        ["NA", "Not applicable", "Other"],
+        ["OPEN", "Open procedure", "Main"],
+        ["NA", "Not applicable", "Other"],
+    ]
+    chunks = read_document(_sheet(tmp_path / "d.xlsx", rows), OPTIONS, doc_id="d.xlsx")
+    assert [c.text for c in chunks] == [
+        "Code: NA; Name: Not applicable; Group: Other",
+        "Code: OPEN; Name: Open procedure; Group: Main",
+        "Code: NA; Name: Not applicable; Group: Other",
+    ]
+
+
 def _reference_workbook(path: Path) -> Path:
     """A code list naming regions, and two sheets that refer to them by code only."""
     book = openpyxl.Workbook()

@@ -49,6 +49,8 @@ _OUTLINE_LEVEL = qn("w:outlineLvl")
 _VAL = qn("w:val")
 _BODY_LEVEL = 9
 _STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a loop ends here)
+_VERT_ALIGN = qn("w:vertAlign")
+_EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 
 
@@ -100,10 +102,27 @@ def _shown(run: Any, paragraph: Any) -> bool:
     return False
 
 
+def _superscript(run: Any) -> bool:
+    """True when the run itself is set as superscript (direct formatting)."""
+    properties = run.rPr
+    align = properties.find(_VERT_ALIGN) if properties is not None else None
+    return align is not None and align.get(_VAL) == "superscript"
+
+
 def _paragraph_text(paragraph: Paragraph) -> str:
-    """The text Word shows in the paragraph, runs in any inline wrapper included."""
+    """The text Word shows in the paragraph, runs in any inline wrapper included; an exponent (a
+    superscript number right after a digit) is written ``2^8``, so it does not read as ``28``."""
     p = paragraph._p
-    return "".join(run.text for run in p.iter(qn("w:r")) if _shown(run, p))
+    pieces: list[str] = []
+    for run in p.iter(qn("w:r")):
+        if not _shown(run, p):
+            continue
+        text = run.text
+        if pieces and pieces[-1][-1:].isdigit() and _EXPONENT.fullmatch(text) and _superscript(run):
+            text = f"^{text}"
+        if text:
+            pieces.append(text)
+    return "".join(pieces)
 
 
 def _generated(paragraph: Paragraph) -> bool:

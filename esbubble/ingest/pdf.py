@@ -5,9 +5,11 @@ than 1.35× the usual line spacing (the most common gap between body
 lines), or more than twice the font size, start a new paragraph; lines set
 clearly larger than the body text (≥ 1.15×), or bold when the body is not,
 are headings and name the section of what follows, across pages; a line's
-size and boldness are those of most of its characters. Headings are not
+size and boldness are those of most of its characters, and a list item or a
+line that runs on into the next is never one (``_RUNS_ON``). Headings are not
 chunks of their own: they live on in the ``section`` of the chunks below
-them, and their path (``heading_path``: numbered headings by their number's
+them (a heading with nothing below it before the next one that is not below
+it is a chunk, so its text is not lost), and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``. Text
 before the first heading has the file name as its section.
 Page numbers, running headers and footers and table-of-contents lines are
@@ -45,6 +47,11 @@ _SAME_LINE = 1.0
 _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font size separates words
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
+# A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
+# ending in a colon) is no heading, however bold.
+_RUNS_ON = re.compile(r"^[\u2022\u2023\u25a0\u25aa\u25cf\u25e6\u2219]|[^\W\d_]-$|:$")
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                            "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
 _EDGE_LINES = 2
 _RUNNING_PAGES = 3
 _CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines, to be contents
@@ -52,6 +59,7 @@ _CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines,
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
 # A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
+_BARE_NUMBER = re.compile(r"\d{1,4}")
 _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 # ``Page 3 of 25`` inside a header or footer line (``2019-02-22 Version 1.0 Page 3 of 25``).
 _PAGE_OF = re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b", re.IGNORECASE)
@@ -149,9 +157,15 @@ def _collect_lines(page: Any) -> list[_Line]:
 
     page.extract_text(visitor_text=visit)
     for line in lines:
-        line.text = normalise_space("".join(line.parts))
+        line.text = line_text(line.parts)
         line.size, line.bold = line.styles.most_common(1)[0][0]
     return [line for line in lines if line.text]
+
+
+def line_text(parts: Sequence[str]) -> str:
+    """A line's runs as text: spaces normalised, typeset ligatures as their letters (``Diﬃe`` must
+    match a question's "Diffie")."""
+    return normalise_space("".join(parts)).translate(_LIGATURES)
 
 
 def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
@@ -164,7 +178,9 @@ def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
 
 
 def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
-    if len(line.text) > _MAX_HEADING_CHARS:
+    """A line set larger than the body, or bold when the body is not; never a list item or a line
+    that runs on (``Takes a payload byte se-``, ``A handshake pattern consists of:``)."""
+    if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text):
         return False
     return line.size >= body[0] * _HEADING_SCALE or (line.bold and not body[1] and line.size >= body[0])
 
@@ -308,12 +324,14 @@ def page_offset(edges: list[list[_Line]]) -> int | None:
 
     A running head that names the current section (``21 Error logging``, ``2.3. BLOCKS AND SUPER
     BLOCKS 7``) changes from section to section, so it does not repeat as a whole; its page number
-    still follows the pages one by one.
+    still follows the pages one by one. A line that is only a number votes too: where the pages
+    carry bare numbers, the table rows that end in a number at some pages' edges (``KK 5 5``) do
+    not agree on an offset of their own by chance.
     """
     pages_by_offset: dict[int, set[int]] = {}
     for index, lines in enumerate(edges):
         for line in lines:
-            number = _edge_number(line)
+            number = int(line.text) if _BARE_NUMBER.fullmatch(line.text) else _edge_number(line)
             if number is not None:
                 pages_by_offset.setdefault(number - index, set()).add(index)
     return _agreed(pages_by_offset)
@@ -456,24 +474,27 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     trail: list[_Step] = []
     context = chunk_context(title)
     blocks: list[Block] = []
+    counts: Counter[int] = Counter()  # paragraphs so far per page
+    bare: tuple[int, str, str, str] | None = None  # the last heading while no text has followed it
+
+    def add(page: int, text: str, section: str, context: str) -> None:
+        blocks.append(Paragraph(f"page={page}", (counts[page],), text, section, context, page=page))
+        counts[page] += 1
+
     for number, lines in enumerate(pages, start=1):
-        paragraph = 0
         for heading, text, size in _blocks(lines, body, words):
-            if heading:
-                section, trail = text, heading_path(trail, text, size)
-                context = chunk_context(title, [step.text for step in trail])
+            if not heading:
+                add(number, text, section, context)
+                bare = None
                 continue
-            blocks.append(
-                Paragraph(
-                    scope=f"page={number}",
-                    numbers=(paragraph,),
-                    text=text,
-                    section=section,
-                    context=context,
-                    page=number,
-                )
-            )
-            paragraph += 1
+            following = heading_path(trail, text, size)
+            if bare is not None and trail[-1] not in following:
+                add(*bare)  # a heading with nothing under it and not over the next: text, not lost
+            section, trail = text, following
+            context = chunk_context(title, [step.text for step in trail])
+            bare = (number, text, section, context)
+    if bare is not None:
+        add(*bare)
     drafts = block_drafts(blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("PDF has no extractable text (scanned images?)", hint="run OCR on it first")

@@ -15,7 +15,9 @@ values of the data rows they happen to sit beside. A key-value sheet (a
 workbook's "Metadata" or "Notes" sheet: at most two cells a row, distinct
 short text labels on the left, values mostly text on the right) has no header
 row: each row reads ``Label: value``, so its first row is not taken for the
-column names of all the others. Merged cells are read from their top-left
+column names of all the others. Tables stacked down a sheet under one repeated
+header row (several code lists on one sheet) are each read under their own
+header (``_stacked_headers``). Merged cells are read from their top-left
 cell: a vertical merge repeats the value on every row it spans, a horizontal
 one gives it once. Formulas are read as the cached value Excel saved; a
 formula without one (written by a library, never recalculated) is kept as its
@@ -27,6 +29,7 @@ table of the workbook names (``links``).
 
 from __future__ import annotations
 
+import itertools
 import re
 import zipfile
 from collections.abc import Callable
@@ -49,6 +52,7 @@ from esbubble.models import Chunk
 _HEADER_SCAN_ROWS = 10
 _BLOCK_SCAN_ROWS = 40  # how far down a header under a block of metadata rows is looked for
 _MAX_HEADER_CHARS = 60
+_MIN_STACKED_COLUMNS = 3  # a repeated pair of cells may as well be data
 _MIN_KEY_VALUE_ROWS = 3  # two rows could as well be a header and one record
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 # A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result.
@@ -274,7 +278,82 @@ def _sheet_rows(title: str, name: str, grid: _Grid) -> list[_Row]:
     return rows
 
 
+def _stacked_headers(grid: _Grid) -> list[int]:
+    """The header rows of tables stacked down the sheet under one repeated header, if any.
+
+    Such a row (at least three cells of short text) recurs word for word at the top of each table;
+    none of its values is found in its column on another row, and each recurrence opens a table (a
+    blank or a narrower row above it), so a data row that happens to recur is not taken for one.
+    """
+    order = list(grid.rows)
+    recurring: dict[tuple[tuple[int, str], ...], list[int]] = {}
+    for row in order:
+        if len(grid.rows[row]) >= _MIN_STACKED_COLUMNS and _is_header_like(grid, row):
+            recurring.setdefault(tuple(sorted(grid.rows[row].items())), []).append(row)
+    for cells, rows in recurring.items():
+        if len(rows) < 2:
+            continue
+        others = [grid.rows[row] for row in order if row not in rows]
+        elsewhere = any(found.get(col) == value for found in others for col, value in cells)
+        if not elsewhere and all(_opens_table(grid, order, order.index(row)) for row in rows):
+            return rows
+    return []
+
+
+def _opens_table(grid: _Grid, order: list[int], index: int) -> bool:
+    """True when the row at ``index`` of ``order`` has a blank row or a narrower row above it."""
+    if index == 0:
+        return True
+    row, above = order[index], order[index - 1]
+    return above < row - 1 or len(grid.rows[above]) < len(grid.rows[row])
+
+
+def _title_start(grid: _Grid, order: list[int], index: int, floor: int) -> int:
+    """The index in ``order`` of the first title row above the header at ``index``: the rows of at
+    most two cells right above it, up to a blank row and no higher than ``floor``."""
+    start = index
+    while start > floor and len(grid.rows[order[start - 1]]) <= 2:
+        start -= 1
+        if start > floor and order[start - 1] < order[start] - 1:
+            break
+    return start
+
+
+def _stacked_rows(title: str, name: str, grid: _Grid, headers: list[int], *, scope: str) -> list[_Row]:
+    """Rows of tables stacked under one repeated header. The rows above each header (the table's
+    title; above the first, the sheet's notes) are read without headers, as rows above a header
+    are; each table's rows read under the header, with the table's title (the row right above its
+    header) a step of their context."""
+    order = list(grid.rows)
+    index = {row: i for i, row in enumerate(order)}
+    head = grid.rows[headers[0]]
+    columns = [head[col] for col in sorted(head)]
+    table_of: dict[int, str] = {}
+    for header, following in itertools.zip_longest(headers, headers[1:]):
+        start = index[header] + 1
+        end = len(order) if following is None else _title_start(grid, order, index[following], start)
+        above = order[start - 2] if start > 1 else None  # the table's title row, if it has one
+        caption = "" if above is None or above in table_of else " ".join(grid.rows[above].values())
+        table_of.update((row, caption) for row in order[start:end])
+    rows: list[_Row] = []
+    for row, cells in grid.rows.items():
+        if row in headers:
+            continue
+        values = sorted(cells.items())
+        table = table_of.get(row)
+        if table is None:  # a table's title, or the sheet's notes above the first table
+            row_cells, context = [Cell("", value) for _, value in values], chunk_context(title, [name])
+        else:
+            row_cells = [Cell(head.get(col, ""), value) for col, value in values]
+            context = chunk_context(title, [name, table], columns)
+        rows.append(_Row(scope, name, row, row_cells, context))
+    return rows
+
+
 def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]:
+    stacked = _stacked_headers(grid)
+    if stacked:
+        return _stacked_rows(title, name, grid, stacked, scope=scope)
     key_value = _is_key_value(grid)
     header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
