@@ -8,9 +8,10 @@ are headings and name the section of what follows, across pages; a line's
 size and boldness are those of most of its characters, and a list item or a
 line that runs on into the next is never one (``_RUNS_ON``). Headings are not
 chunks of their own: they live on in the ``section`` of the chunks below
-them (a heading with nothing below it before the next one that is not below
-it is a chunk, so its text is not lost), and their path (``heading_path``: numbered headings by their number's
-depth, others below the last numbered one) in the chunks' ``context``. Text
+them, and their path (``heading_path``: numbered headings by their number's
+depth, others below the last numbered one) in the chunks' ``context``; a
+heading with nothing below it before the next one that is not below it is a
+chunk, so its text is not lost. Text
 before the first heading has the file name as its section.
 Page numbers, running headers and footers and table-of-contents lines are
 dropped (``drop_furniture``); a word hyphenated at a line's end is joined
@@ -58,8 +59,8 @@ _CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines,
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
 _PAGE_DIGITS = re.compile(r"\d+|^[ivxlc]+\b|\b[ivxlc]+$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d+|[ivxlc]+)(?:\s*(?:of|/)\s*\d+)?$", re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"\d{1,4}")  # a line that is only a page number
 # A number opening or closing a line, apart from its words (``21 Error logging``, ``2.3. BLOCKS 7``).
-_BARE_NUMBER = re.compile(r"\d{1,4}")
 _EDGE_NUMBER = re.compile(r"^(\d{1,4})\s+(?=\S)|(?<=\S)\s+(\d{1,4})$")
 # ``Page 3 of 25`` inside a header or footer line (``2019-02-22 Version 1.0 Page 3 of 25``).
 _PAGE_OF = re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b", re.IGNORECASE)

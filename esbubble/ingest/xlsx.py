@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -286,16 +287,16 @@ def _stacked_headers(grid: _Grid) -> list[int]:
     blank or a narrower row above it), so a data row that happens to recur is not taken for one.
     """
     order = list(grid.rows)
+    position = {row: index for index, row in enumerate(order)}
+    in_column = Counter((col, value) for cells in grid.rows.values() for col, value in cells.items())
     recurring: dict[tuple[tuple[int, str], ...], list[int]] = {}
     for row in order:
         if len(grid.rows[row]) >= _MIN_STACKED_COLUMNS and _is_header_like(grid, row):
             recurring.setdefault(tuple(sorted(grid.rows[row].items())), []).append(row)
     for cells, rows in recurring.items():
-        if len(rows) < 2:
-            continue
-        others = [grid.rows[row] for row in order if row not in rows]
-        elsewhere = any(found.get(col) == value for found in others for col, value in cells)
-        if not elsewhere and all(_opens_table(grid, order, order.index(row)) for row in rows):
+        # each value is in its column on these rows only
+        alone = all(in_column[cell] == len(rows) for cell in cells)
+        if len(rows) >= 2 and alone and all(_opens_table(grid, order, position[row]) for row in rows):
             return rows
     return []
 
