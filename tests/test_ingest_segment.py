@@ -18,6 +18,16 @@ def test_split_sentences_keeps_punctuation() -> None:
     assert split_sentences("One.  Two!\nThree? Four") == ["One.", "Two!", "Three?", "Four"]
 
 
+def test_no_sentence_ends_at_an_abbreviation_or_before_a_lower_case_word() -> None:
+    text = "NIST SP 800-53 Rev. 5 FedRAMP High. Use a salt, e.g. the nonce. See (Fig. 3) below. Done."
+    assert split_sentences(text) == [
+        "NIST SP 800-53 Rev. 5 FedRAMP High.",
+        "Use a salt, e.g. the nonce.",
+        "See (Fig. 3) below.",
+        "Done.",
+    ]
+
+
 def test_over_long_word_is_cut_between_characters() -> None:
     pieces = segment_text("x" * 500 + " end.", 8)
     assert all(count_tokens(p) <= 8 for p in pieces)

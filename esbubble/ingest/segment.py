@@ -1,7 +1,9 @@
 """Token-length splitting at sentence boundaries.
 
 Long paragraphs and long table rows become several chunks of at most
-``max_tokens`` tokens each (tiktoken counts). Cuts fall between sentences;
+``max_tokens`` tokens each (tiktoken counts). Cuts fall between sentences
+(a full stop before a lower-case word or after an abbreviation such as
+``Rev.`` or ``Fig.`` ends none);
 a sentence longer than the limit is cut between words, and a "word" longer
 than the limit (a URL, a hash) between characters, so every piece fits.
 """
@@ -12,8 +14,15 @@ import re
 
 from esbubble.core.tokens import count_tokens
 
-# A sentence ends at . ! ? (optionally followed by a closing quote/bracket), then whitespace.
+# A sentence may end at . ! ? (optionally followed by a closing quote/bracket), then whitespace.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
+# ... but not before a lower-case letter ("e.g. the", "etc. and"), nor after an abbreviation that
+# a number or a name follows ("Rev. 5", "No. 12", "Fig. 3", "Dr. Smith").
+_NO_END_BEFORE = re.compile(r"[a-z]")
+_ABBREVIATIONS = frozenset((
+    "al", "approx", "art", "ch", "cf", "dr", "e.g", "eq", "eqs", "fig", "figs", "i.e", "jr", "mr",
+    "mrs", "ms", "no", "nos", "p", "para", "pp", "rev", "sec", "secs", "sr", "st", "vol", "vols", "vs",
+))  # fmt: skip
 _SPACE = re.compile(r"\s+")
 
 
@@ -27,7 +36,21 @@ def split_sentences(text: str) -> list[str]:
     flat = normalise_space(text)
     if not flat:
         return []
-    return [piece.strip() for piece in _SENTENCE_END.split(flat) if piece.strip()]
+    sentences: list[str] = []
+    start = 0
+    for gap in _SENTENCE_END.finditer(flat):
+        if _NO_END_BEFORE.match(flat, gap.end()) or _abbreviation_before(flat, gap.start()):
+            continue
+        sentences.append(flat[start : gap.start()])
+        start = gap.end()
+    sentences.append(flat[start:])
+    return [sentence for sentence in sentences if sentence]
+
+
+def _abbreviation_before(text: str, end: int) -> bool:
+    """Whether the word ending at ``end`` (with its full stop) is an abbreviation, not a sentence end."""
+    word = text[text.rfind(" ", 0, end) + 1 : end].lstrip("(\"'[")
+    return word.endswith(".") and word[:-1].lower() in _ABBREVIATIONS
 
 
 def _split_chars(word: str, max_tokens: int, encoding: str) -> list[str]:
