@@ -612,3 +612,49 @@ def test_typeset_ligatures_read_as_their_letters() -> None:
     assert (
         line_text(["Diﬃe-Hellman ", "speciﬁes a ", "buﬀer ﬁeld"]) == "Diffie-Hellman specifies a buffer field"
     )
+
+
+def test_bold_words_in_a_paragraph_are_no_heading_and_a_wrapped_heading_is_one(tmp_path: Path) -> None:
+    """A body-size bold line right under a body line that ends no sentence, or right over one that goes
+    on in lower case, is part of the paragraph. A heading wrapped over two lines is one heading; a
+    numbered heading right under another is a heading of its own."""
+    pdf = FPDF()
+    pdf.add_page()
+
+    def line(text: str, style: str = "", size: int = 11, height: float = 5) -> None:
+        pdf.set_font("Helvetica", style, size)
+        pdf.cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
+
+    line("2.1. Terminology", "B", 13, 7)
+    line("A protocol begins with two parties exchanging handshake messages,")
+    line("after which both parties hold a shared key.")
+    line("Each party can use this shared key to send encrypted")
+    line("transport messages.", "B")
+    line("The framework supports handshakes of many kinds.")
+    pdf.ln(6)
+    line("1. Encryption to an ephemeral recipient. This payload has", "B")
+    line("forward secrecy, since encryption involves an ephemeral key.")
+    pdf.ln(6)
+    line("12. DH functions, cipher functions, and hash", "B", 13, 7)
+    line("functions", "B", 13, 7)
+    line("12.1. The 25519 DH functions", "B", 13, 7)
+    line("DHLEN = 32.")
+    pdf.output(str(tmp_path / "b.pdf"))
+    chunks = read_document(tmp_path / "b.pdf", IngestOptions(min_chunk_tokens=0), doc_id="b.pdf")
+    assert [(c.section, c.text) for c in chunks] == [
+        (
+            "2.1. Terminology",
+            "A protocol begins with two parties exchanging handshake messages, after which both parties"
+            " hold a shared key. Each party can use this shared key to send encrypted transport messages."
+            " The framework supports handshakes of many kinds.",
+        ),
+        (
+            "2.1. Terminology",
+            "1. Encryption to an ephemeral recipient. This payload has forward secrecy, since encryption"
+            " involves an ephemeral key.",
+        ),
+        ("12.1. The 25519 DH functions", "DHLEN = 32."),
+    ]
+    assert chunks[-1].context == (
+        "b > 12. DH functions, cipher functions, and hash functions > 12.1. The 25519 DH functions"
+    )

@@ -6,7 +6,10 @@ lines), or more than twice the font size, start a new paragraph; lines set
 clearly larger than the body text (≥ 1.15×), or bold when the body is not,
 are headings and name the section of what follows, across pages; a line's
 size and boldness are those of most of its characters, and a list item or a
-line that runs on into the next is never one (``_RUNS_ON``). Headings are not
+line that runs on into the next is never one (``_RUNS_ON``), nor a line bold
+only by its words that sits inside a paragraph (``_headings``). A heading
+wrapped over lines of its own size is one heading; a numbered one starts
+anew. Headings are not
 chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``; a
@@ -51,6 +54,7 @@ _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their f
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
 # ending in a colon) is no heading, however bold.
 _RUNS_ON = re.compile(r"^[\u2022\u2023\u25a0\u25aa\u25cf\u25e6\u2219]|[^\W\d_]-$|:$")
+_ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"”]$")
 _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                             "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
 _EDGE_LINES = 2
@@ -225,6 +229,33 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     return joined
 
 
+def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> list[bool]:
+    """Whether each line of a page is a heading (``_is_heading``), except that a line bold only by
+    its words (body size) is none when it sits in a paragraph: right under a body line that ends no
+    sentence (``… to send encrypted`` / **transport messages.**), or right over one that goes on in
+    lower case (**1. Encryption to an ephemeral recipient. This payload has forward** / ``secrecy
+    …``). Right under or over means at most the usual line spacing away (``usual``, 0: unknown)."""
+    flags = [_is_heading(line, body) for line in lines]
+    if usual <= 0:
+        return flags
+    limit = body[0] * _HEADING_SCALE
+    by_words = [flag and line.size < limit for flag, line in zip(flags, lines, strict=True)]
+
+    def near(upper: _Line, lower: _Line) -> bool:
+        return 0 < upper.y - lower.y <= usual * _PARAGRAPH_GAP
+
+    for index in range(1, len(lines)):  # downwards, so a paragraph's bold lines go one after another
+        above, line = lines[index - 1], lines[index]
+        ends = _ENDS_SENTENCE.search(above.text) is not None
+        if by_words[index] and not flags[index - 1] and near(above, line) and not ends:
+            flags[index] = False  # the paragraph above goes on in it
+    for index in range(len(lines) - 2, -1, -1):  # upwards, likewise
+        line, below = lines[index], lines[index + 1]
+        if by_words[index] and not flags[index + 1] and near(line, below) and below.text[:1].islower():
+            flags[index] = False  # it goes on in the paragraph below
+    return flags
+
+
 def _blocks(
     lines: list[_Line], body: tuple[float, bool], words: frozenset[str]
 ) -> list[tuple[bool, str, float]]:
@@ -237,17 +268,23 @@ def _blocks(
     )
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
+    headings = _headings(lines, body, usual)
     blocks: list[tuple[bool, list[str], float]] = []
     previous: _Line | None = None
-    for line in lines:
-        heading = _is_heading(line, body)
+    for line, heading in zip(lines, headings, strict=True):
         gap = previous.y - line.y if previous is not None else 0.0
+        # a heading's lines are set further apart than the body's, in proportion to their size; a
+        # heading goes on only in its own size
+        resized = heading and previous is not None and abs(previous.size - line.size) > 0.5
+        scale = max(1.0, line.size / body[0]) if heading and body[0] > 0 else 1.0
         new_block = (
             not blocks
             or heading != blocks[-1][0]
-            or (usual > 0 and gap > usual * _PARAGRAPH_GAP)
+            or (usual > 0 and gap > usual * scale * _PARAGRAPH_GAP)
             or gap > line.size * _MAX_LEADING
             or gap < 0  # a new column or a jump up the page
+            or resized
+            or (heading and NUMBERED.match(line.text) is not None)  # a numbered heading starts anew
         )
         if new_block:
             blocks.append((heading, [line.text], line.size))
