@@ -215,3 +215,24 @@ def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
     document.save(str(tmp_path / "range.docx"))
     chunks = read_document(tmp_path / "range.docx", OPTIONS, doc_id="range.docx")
     assert [c.text for c in chunks] == ["Range 0..2^8-1; see note3, the 0th element; not 28"]
+
+
+def test_a_code_listing_is_one_block(tmp_path: Path) -> None:
+    """A listing's lines, each a paragraph of a code style or set in a monospaced font, are one block
+    (as a Markdown fence is), not a chunk per line; text around it stays apart."""
+    document = docx.Document()
+    document.styles.add_style("code", WD_STYLE_TYPE.PARAGRAPH).base_style = document.styles["Normal"]
+    document.add_paragraph("Set the port's default PCP:")
+    for line in ("sai_attribute_t attr;", "attr.id = SAI_DOT1BR_PORT_ATTR_PCP;", "attr.value.u8 = pcp;"):
+        document.add_paragraph(line, style="code")
+    document.add_paragraph("The device inserts it into untagged frames.")
+    for line in ("$ esbubble ingest docs", "$ esbubble eval queries.jsonl"):
+        document.add_paragraph().add_run(line).font.name = "Consolas"
+    document.save(str(tmp_path / "code.docx"))
+    chunks = read_document(tmp_path / "code.docx", OPTIONS, doc_id="code.docx")
+    assert [c.text for c in chunks] == [
+        "Set the port's default PCP:",
+        "sai_attribute_t attr; attr.id = SAI_DOT1BR_PORT_ATTR_PCP; attr.value.u8 = pcp;",
+        "The device inserts it into untagged frames.",
+        "$ esbubble ingest docs $ esbubble eval queries.jsonl",
+    ]

@@ -197,3 +197,19 @@ def test_a_line_break_tag_in_a_table_cell_is_a_space_and_code_keeps_it(tmp_path:
         "CA: Root; Subject: C=US, O=ISRG, CN=Root X1",
         "Write `<br>` for a break in a cell.",
     ]
+
+
+def test_an_html_pre_block_is_one_paragraph_up_to_its_end_tag(tmp_path: Path) -> None:
+    """A ``<pre>`` block is preformatted like a fence: blank lines inside it do not split it, and it
+    ends with the line holding ``</pre>`` (CommonMark's HTML block of type 1)."""
+    (tmp_path / "policy.md").write_text(
+        "# Policy\n\nCreate a policy with these settings:\n\n<pre>\n  Users > Include > <b>All users</b>\n\n"
+        "  Conditions > User risk > <b>High</b>\n</pre>\n\nThen save it.\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(tmp_path / "policy.md", IngestOptions(min_chunk_tokens=0), doc_id="policy")
+    assert [(c.text, c.line_start, c.line_end) for c in chunks] == [
+        ("Create a policy with these settings:", 3, 3),
+        ("<pre> Users > Include > <b>All users</b> Conditions > User risk > <b>High</b> </pre>", 5, 9),
+        ("Then save it.", 11, 11),
+    ]

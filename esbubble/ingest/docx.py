@@ -15,7 +15,8 @@ a smart tag or a caption's field-numbered "Table 3" came out empty); text
 boxes inside it (their own paragraphs) and deleted text are not. Word's
 generated tables of contents and figures (styles ``toc 1``-``toc 9``,
 ``TOC Heading``, ``table of figures``) repeat the headings and captions with
-page numbers and are skipped.
+page numbers and are skipped. A code listing, one paragraph per line in a code
+style or a monospaced font (``is_code``), is one block, as a Markdown fence is.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ _STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a lo
 _VERT_ALIGN = qn("w:vertAlign")
 _EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
+# A code listing's lines: a paragraph style for code (``Code``, ``HTML Preformatted``, ``Source
+# Code``, ``Plain Text``…, or one based on such), or text all set in a monospaced font.
+_CODE_STYLE = re.compile(r"code|preformatted|listing|verbatim|plain text|macro text", re.IGNORECASE)
+_MONOSPACE = re.compile(r"courier|consolas|menlo|monaco|mono|lucida console|inconsolata", re.IGNORECASE)
 
 
 def _open(path: Path) -> Any:
@@ -125,6 +130,27 @@ def _paragraph_text(paragraph: Paragraph) -> str:
     return "".join(pieces)
 
 
+def _styles(paragraph: Paragraph) -> list[Any]:
+    """The paragraph's style and the styles it is based on, nearest first."""
+    styles: list[Any] = []
+    style = paragraph.style
+    while style is not None and len(styles) < _STYLE_DEPTH:
+        styles.append(style)
+        style = style.base_style
+    return styles
+
+
+def is_code(paragraph: Paragraph) -> bool:
+    """A line of a code listing: a code style, or every run with text in a monospaced font (its own,
+    else its style's)."""
+    styles = _styles(paragraph)
+    if any(_CODE_STYLE.search(style.name or "") for style in styles):
+        return True
+    inherited = next((style.font.name for style in styles if style.font.name), None)
+    fonts = [run.font.name or inherited for run in paragraph.runs if run.text.strip()]
+    return bool(fonts) and all(font is not None and _MONOSPACE.search(font) for font in fonts)
+
+
 def _generated(paragraph: Paragraph) -> bool:
     """A paragraph of a generated table of contents or of figures."""
     name = paragraph.style.name if paragraph.style is not None else ""
@@ -169,18 +195,31 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     """Paragraph and table-row chunks in document order."""
     document = _open(path)
     outline = Outline(_title(document, path), path.name, options, bucket=_BUCKET)
+    listing: list[str] = []  # the lines of the code listing being read
+
+    def end_listing() -> None:
+        if listing:
+            outline.paragraph("\n".join(listing))
+            listing.clear()
+
     for block in document.iter_inner_content():
         if isinstance(block, Table):
+            end_listing()
             _table(outline, block)
             continue
         text = normalise_space(_paragraph_text(block))
         if not text or _generated(block):
             continue
         level = heading_level(block)
+        if level is None and is_code(block):
+            listing.append(text)  # a listing is one block, as a Markdown fence is
+            continue
+        end_listing()
         if level is not None:
             outline.heading(level, text)
             continue
         outline.paragraph(text)
+    end_listing()
     drafts = block_drafts(outline.blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("document has no text", hint="check that it is not empty")

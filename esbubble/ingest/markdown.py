@@ -2,7 +2,7 @@
 
 ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
-block is one paragraph; a pipe table gives one chunk per row
+block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a pipe table gives one chunk per row
 (``Header: value; …``); empty HTML anchors (``<a name="x"></a>``) outside
 code are not text, and a line break tag (``<br>``, as tables use in a
 cell) is a space. The document's title (for ``context``) is its first
@@ -28,6 +28,10 @@ BUCKET = "Text"
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^(```|~~~)")
+# An HTML <pre> block is preformatted text like a fence, closed by the line holding </pre> (CommonMark's
+# HTML block of type 1: blank lines inside it do not end it).
+_PRE = re.compile(r"^<pre(\s|>|$)", re.IGNORECASE)
+_PRE_END = "</pre>"
 # A GFM delimiter row: cells of one or more hyphens, each with an optional colon either side.
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 # A header cell's link, the marks around it and its backslash escapes: ``**Ver.**`` is "Ver.",
@@ -129,7 +133,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
     for number, raw in enumerate(text.splitlines(), start=1):
         if fence is not None:
             block.append(raw)
-            if raw.strip().startswith(fence):
+            if _PRE_END in raw.lower() if fence == _PRE_END else raw.strip().startswith(fence):
                 flush(number + 1)
                 fence = None
             continue
@@ -143,6 +147,10 @@ def _events(text: str) -> list[_Heading | _Lines]:
         if fenced:
             flush(number)
             block, fence = [line], fenced.group(1)
+            continue
+        if _PRE.match(line.strip()) and _PRE_END not in line.lower():
+            flush(number)
+            block, fence = [line], _PRE_END
             continue
         atx = _ATX.match(line)
         if atx:
