@@ -3,8 +3,9 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The nine query sets at budgets 400 and 800, each with the engine_topk baseline row, and at 400 a
-# budget sweep from 200 to 3000 tokens (every variant on the same candidates):
+# The eleven query sets (ten of real documents, the sample job) at budgets 400 and 800, each with
+# the engine_topk baseline row, and at 400 a budget sweep from 200 to 3000 tokens (every variant on
+# the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
 #   - the real-document set (data/realdocs) with the DEFAULT profile (no profile file),
 #     ingested into its own index esbubble-realdocs;
@@ -29,6 +30,9 @@
 #   - the ninth real-document set (data/realdocs9, questions written blind; a security baseline in
 #     Markdown, a 3-sheet checklist workbook, a Word API proposal, a PDF protocol specification
 #     from LaTeX), default profile, index esbubble-realdocs9;
+#   - the tenth real-document set (data/realdocs10, questions written blind; project governance
+#     bylaws in Markdown, an 8-sheet data-dictionary workbook, a Word database model, a PDF
+#     interconnect specification), default profile, index esbubble-realdocs10;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -39,7 +43,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME

@@ -80,8 +80,8 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
     assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
 
 
-# The sets whose questions were written blind (data/realdocs{2,…,9}/SOURCES.md), each with the
-# formats of its documents: realdocs3 and realdocs5 to realdocs9 have the Word document and the
+# The sets whose questions were written blind (data/realdocs{2,…,10}/SOURCES.md), each with the
+# formats of its documents: realdocs3 and realdocs5 to realdocs10 have the Word document and the
 # several-sheet workbook that realdocs2 lacks.
 BLIND_SETS = {
     "realdocs2": {".pdf", ".txt", ".md", ".xlsx"},
@@ -92,6 +92,7 @@ BLIND_SETS = {
     "realdocs7": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs8": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs9": {".pdf", ".md", ".xlsx", ".docx"},
+    "realdocs10": {".pdf", ".md", ".xlsx", ".docx"},
 }
 
 
@@ -133,7 +134,9 @@ def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str)
         assert gold_recall(set_chunks(name), evidence=case.evidence) == 1.0, case.id
 
 
-MULTI_SHEET_SETS = ["realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9"]
+MULTI_SHEET_SETS = [
+    "realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9", "realdocs10",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MULTI_SHEET_SETS)
