@@ -658,3 +658,39 @@ def test_bold_words_in_a_paragraph_are_no_heading_and_a_wrapped_heading_is_one(t
     assert chunks[-1].context == (
         "b > 12. DH functions, cipher functions, and hash functions > 12.1. The 25519 DH functions"
     )
+
+
+def test_a_figures_labels_drawn_with_text_are_one_block(tmp_path: Path) -> None:
+    """Labels a figure draws as text come in the order they were drawn, smaller than the body and
+    jumping up and down the page: they are one block, not a chunk per label. A table set small goes
+    down the page and keeps its rows."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    for text in ("Operands are placed as the figure below shows, the most significant first.",
+                 "A similar situation applies to the WORD and BYTE cases."):  # fmt: skip
+        pdf.cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 8)
+    for x, y, label in ((20, 90, "BYTE(0)"), (20, 80, "BYTE(1)"), (20, 70, "BYTE(2)"), (60, 95, "WORD(0)"),
+                        (60, 75, "WORD(1)"), (100, 92, "DWORD(0)"), (100, 60, "OFFSET")):  # fmt: skip
+        pdf.set_xy(x, y)
+        pdf.cell(20, 4, label)
+    pdf.set_xy(10, 110)
+    pdf.set_font("Helvetica", "", 11)
+    pdf.cell(0, 6, "Figure 3-8. Operand locations.", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_xy(10, 130)
+    for row in ("Signal Width Meaning", "ACK_I 1 acknowledge", "ERR_I 1 error", "RTY_I 1 retry"):
+        pdf.cell(0, 8, row, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "f.pdf"))
+    chunks = read_document(tmp_path / "f.pdf", IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert [c.text for c in chunks] == [
+        "Operands are placed as the figure below shows, the most significant first. A similar situation"
+        " applies to the WORD and BYTE cases.",
+        "BYTE(0) BYTE(1) BYTE(2) WORD(0) WORD(1) DWORD(0) OFFSET",
+        "Figure 3-8. Operand locations.",
+        "Signal Width Meaning",
+        "ACK_I 1 acknowledge",
+        "ERR_I 1 error",
+        "RTY_I 1 retry",
+    ]

@@ -9,7 +9,7 @@ size and boldness are those of most of its characters, and a list item or a
 line that runs on into the next is never one (``_RUNS_ON``), nor a line bold
 only by its words that sits inside a paragraph (``_headings``). A heading
 wrapped over lines of its own size is one heading; a numbered one starts
-anew. Headings are not
+anew. A figure's labels drawn as text (``_figure_runs``) are one block. Headings are not
 chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``; a
@@ -58,6 +58,7 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"”]$")
 _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                             "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
 _EDGE_LINES = 2
+_FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
 _RUNNING_PAGES = 3
 _CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines, to be contents
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
@@ -256,6 +257,28 @@ def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> lis
     return flags
 
 
+def _figure_runs(lines: list[_Line], headings: list[bool], body: tuple[float, bool]) -> list[int | None]:
+    """Per line, the figure it labels (the index of the figure's first line), else None.
+
+    A figure drawn with text leaves its labels (``BYTE(3)``, ``DAT_I / DAT_O``, ``0031``) as lines set
+    smaller than the body, in the order they were drawn, not read: a run of such lines that jumps up
+    the page at least ``_FIGURE_JUMPS`` times is a figure. Read line by line, each label was a chunk
+    of its own that matched a question's words in a dozen tokens. A table or footnotes in a smaller
+    size go down the page, at most jumping up to a new column.
+    """
+    runs: list[int | None] = [None] * len(lines)
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and not headings[end] and lines[end].size < body[0] - 0.5:
+            end += 1
+        jumps = sum(1 for a, b in itertools.pairwise(lines[start:end]) if b.y > a.y)
+        if jumps >= _FIGURE_JUMPS:
+            runs[start:end] = [start] * (end - start)
+        start = end + 1 if end == start else end
+    return runs
+
+
 def _blocks(
     lines: list[_Line], body: tuple[float, bool], words: frozenset[str]
 ) -> list[tuple[bool, str, float]]:
@@ -269,9 +292,14 @@ def _blocks(
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
     headings = _headings(lines, body, usual)
+    figures = _figure_runs(lines, headings, body)
     blocks: list[tuple[bool, list[str], float]] = []
     previous: _Line | None = None
-    for line, heading in zip(lines, headings, strict=True):
+    for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
+        if index and figures[index] is not None and figures[index] == figures[index - 1]:
+            blocks[-1][1].append(line.text)  # a figure's labels, wherever they sit, are one block
+            previous = line
+            continue
         gap = previous.y - line.y if previous is not None else 0.0
         # a heading's lines are set further apart than the body's, in proportion to their size; a
         # heading goes on only in its own size
