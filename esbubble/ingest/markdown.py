@@ -2,13 +2,14 @@
 
 ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
-block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a pipe table gives one chunk per row
-(``Header: value; …``); empty HTML anchors (``<a name="x"></a>``) outside
-code are not text, and a line break tag (``<br>``, as tables use in a
-cell) is a space. The document's title (for ``context``) is its first
-H1, else the file stem. Short paragraphs join a neighbour (see
-``fragments``); long ones are cut into token-bounded segments between
-sentences. Every paragraph keeps the lines it was read from.
+block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a
+pipe table gives one chunk per row (``Header: value; …``); empty HTML
+anchors (``<a name="x"></a>``) outside code are not text, and a line break
+tag (``<br>``, as tables use in a cell) is a space. The document's title
+(for ``context``) is its first H1, else the file stem. Short paragraphs
+join a neighbour (see ``fragments``); long ones are cut into token-bounded
+segments between sentences. Every paragraph keeps the lines it was read
+from.
 """
 
 from __future__ import annotations

@@ -1,25 +1,24 @@
 """PDF reader (pypdf): chunks per page, split into paragraphs, cited by page number.
 
-Text is collected with its position and font size. Lines further apart
-than 1.35× the usual line spacing (the most common gap between body
-lines), or more than twice the font size, start a new paragraph; lines set
-clearly larger than the body text (≥ 1.15×), or bold when the body is not,
-are headings and name the section of what follows, across pages; a line's
-size and boldness are those of most of its characters, and a list item or a
-line that runs on into the next is never one (``_RUNS_ON``), nor a line bold
-only by its words that sits inside a paragraph (``_headings``). A heading
-wrapped over lines of its own size is one heading; a numbered one starts
-anew. A figure's labels drawn as text (``_figure_runs``) are one block. Headings are not
-chunks of their own: they live on in the ``section`` of the chunks below
+Text is collected with its position and font size. Lines further apart than
+1.35× the usual line spacing (the most common gap between body lines), or
+more than twice the font size, start a new paragraph; lines set clearly
+larger than the body text (≥ 1.15×), or bold when the body is not, are
+headings and name the section of what follows, across pages; a line's size
+and boldness are those of most of its characters, and a list item or a line
+that runs on into the next is never one (``_RUNS_ON``), nor a line bold only
+by its words that sits inside a paragraph (``_headings``). A heading wrapped
+over lines of its own size is one heading; a numbered one starts anew. A
+figure's labels drawn as text (``_figure_runs``) are one block. Headings are
+not chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``; a
 heading with nothing below it before the next one that is not below it is a
-chunk, so its text is not lost. Text
-before the first heading has the file name as its section.
-Page numbers, running headers and footers and table-of-contents lines are
-dropped (``drop_furniture``); a word hyphenated at a line's end is joined
-again (``join_lines``). The title in each chunk's ``context`` is the PDF's
-own title, else the file stem.
+chunk, so its text is not lost. Text before the first heading has the file
+name as its section. Page numbers, running headers and footers and
+table-of-contents lines are dropped (``drop_furniture``); a word hyphenated
+at a line's end is joined again (``join_lines``). The title in each chunk's
+``context`` is the PDF's own title, else the file stem.
 """
 
 from __future__ import annotations
@@ -296,7 +295,8 @@ def _blocks(
     blocks: list[tuple[bool, list[str], float]] = []
     previous: _Line | None = None
     for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
-        if index and figures[index] is not None and figures[index] == figures[index - 1]:
+        figure, before = figures[index], figures[index - 1] if index else None
+        if figure is not None and figure == before:
             blocks[-1][1].append(line.text)  # a figure's labels, wherever they sit, are one block
             previous = line
             continue
@@ -313,6 +313,7 @@ def _blocks(
             or gap < 0  # a new column or a jump up the page
             or resized
             or (heading and NUMBERED.match(line.text) is not None)  # a numbered heading starts anew
+            or figure != before  # a figure is a block of its own
         )
         if new_block:
             blocks.append((heading, [line.text], line.size))
