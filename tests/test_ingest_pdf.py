@@ -200,7 +200,9 @@ def test_words_hyphenated_at_a_line_end_are_whole_again(tmp_path: Path) -> None:
         (["hard-", "to-find"], set(), "hard-to-find"),
         (["E-", "mail"], set(), "E-mail"),
         (["YYMMDDhhmm-", "hh"], set(), "YYMMDDhhmm-hh"),
-        (["IMPLEMEN-", "TATION"], set(), "IMPLEMEN- TATION"),  # upper case: left as it is
+        (["IMPLEMEN-", "TATION"], set(), "IMPLEMEN- TATION"),  # upper case, never written whole: as it is
+        (["the WISH-", "BONE bus"], {"wishbone"}, "the WISHBONE bus"),  # the document writes it whole
+        (["4-WSM-", "VALID"], {"valid"}, "4-WSM- VALID"),  # a figure's labels
         (["range 1 -", "9"], set(), "range 1 - 9"),
         (["one", "two"], set(), "one two"),
     ],

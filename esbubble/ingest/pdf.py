@@ -195,6 +195,11 @@ def vocabulary(pages: list[list[_Line]]) -> frozenset[str]:
     return frozenset(word.lower() for lines in pages for line in lines for word in _WORD.findall(line.text))
 
 
+def _capitals_broken(head: str, tail: str) -> bool:
+    """Both halves of a line-end break in capitals (``WISH-`` / ``BONE``, ``DA-`` / ``TASHEET``)."""
+    return len(head) > 1 and len(tail) > 1 and head.isupper() and tail.isupper()
+
+
 def join_lines(texts: list[str], words: frozenset[str]) -> str:
     """A block's lines as one text, a word hyphenated at a line's end whole again.
 
@@ -203,7 +208,9 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     unless the document writes the hyphenated compound and never the closed word ("run-time"), the
     part before it is an acronym or code ("RLE-coded") or the next line goes on with the compound
     ("hard-" / "to-find"). A hyphen before "and"/"or" as a word of its own is left hanging ("pre- and
-    post-"). Lines that break no word join with a space.
+    post-"). A word in capitals broken at the margin ("WISH-" / "BONE") is whole again when the document
+    writes it whole elsewhere and never with the hyphen (a figure's ``-WSM-`` / ``VALID`` stays as it
+    is). Lines that break no word join with a space.
     """
     joined = texts[0] if texts else ""
     for text in texts[1:]:
@@ -212,6 +219,13 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
         tail = following.group() if following else ""
         # the next line goes on with the compound ("hard-" / "to-find")
         compound_goes_on = following is not None and text[following.end() :].startswith("-")
+        head = broken.group()[:-1] if broken is not None else ""
+        compound = f"{head}-{tail}".lower()
+        closed = f"{head}{tail}".lower()
+        whole = closed in words and compound not in words
+        if _capitals_broken(head, tail) and whole and not compound_goes_on:
+            joined = f"{joined[:-1]}{text}"  # a word in capitals the document writes whole ("WISH-" / "BONE")
+            continue
         if (
             broken is None
             or not tail
@@ -220,9 +234,6 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
         ):
             joined = f"{joined} {text}"
             continue
-        head = broken.group()[:-1]
-        compound = f"{head}-{tail}".lower()
-        closed = f"{head}{tail}".lower()
         # an acronym or code before the hyphen ("RLE-coded", "YYMMDDhhmm-hh") is no syllable
         keep = not head[1:].islower() or compound_goes_on or (compound in words and closed not in words)
         joined = f"{joined[:-1]}{'-' if keep else ''}{text}"
