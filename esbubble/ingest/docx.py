@@ -16,7 +16,7 @@ boxes inside it (their own paragraphs) and deleted text are not. Word's
 generated tables of contents and figures (styles ``toc 1``-``toc 9``,
 ``TOC Heading``, ``table of figures``) repeat the headings and captions with
 page numbers and are skipped. A code listing, one paragraph per line in a code
-style or a monospaced font (``is_code``), is one block, as a Markdown fence is.
+style or a monospaced font (``_code_line``), is one block, as a Markdown fence is.
 """
 
 from __future__ import annotations
@@ -79,6 +79,16 @@ def _outline_level(style: Any) -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
+def _styles(paragraph: Paragraph) -> list[Any]:
+    """The paragraph's style and the styles it is based on, nearest first."""
+    styles: list[Any] = []
+    style = paragraph.style
+    while style is not None and len(styles) < _STYLE_DEPTH:
+        styles.append(style)
+        style = style.base_style
+    return styles
+
+
 def heading_level(paragraph: Paragraph) -> int | None:
     """0 for ``Title``; 1-9 for a heading: a ``Heading n`` style, or a style based on one or with an
     outline level of its own (a house style such as ``AppendixHeading1``); None for body text.
@@ -86,15 +96,15 @@ def heading_level(paragraph: Paragraph) -> int | None:
     An outline level set on a single paragraph by hand is not read: cover pages use it for lines
     such as ``Version 5.1``, which are text, not the section of all that follows.
     """
-    style = paragraph.style
-    if style is not None and style.name == "Title":
+    styles = _styles(paragraph)
+    if styles and styles[0].name == "Title":
         return 0
-    outline, seen = None, 0
-    while outline is None and style is not None and seen < _STYLE_DEPTH:
+    for style in styles:
         match = _HEADING.match(style.name or "")
         outline = int(match.group(1)) - 1 if match else _outline_level(style)
-        style, seen = style.base_style, seen + 1
-    return outline + 1 if outline is not None and outline < _BODY_LEVEL else None
+        if outline is not None:
+            return outline + 1 if outline < _BODY_LEVEL else None
+    return None
 
 
 def _shown(run: Any, paragraph: Any) -> bool:
@@ -130,17 +140,7 @@ def _paragraph_text(paragraph: Paragraph) -> str:
     return "".join(pieces)
 
 
-def _styles(paragraph: Paragraph) -> list[Any]:
-    """The paragraph's style and the styles it is based on, nearest first."""
-    styles: list[Any] = []
-    style = paragraph.style
-    while style is not None and len(styles) < _STYLE_DEPTH:
-        styles.append(style)
-        style = style.base_style
-    return styles
-
-
-def is_code(paragraph: Paragraph) -> bool:
+def _code_line(paragraph: Paragraph) -> bool:
     """A line of a code listing: a code style, or every run with text in a monospaced font (its own,
     else its style's)."""
     styles = _styles(paragraph)
@@ -211,7 +211,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         if not text or _generated(block):
             continue
         level = heading_level(block)
-        if level is None and is_code(block):
+        if level is None and _code_line(block):
             listing.append(text)  # a listing is one block, as a Markdown fence is
             continue
         end_listing()
