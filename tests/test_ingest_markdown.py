@@ -119,7 +119,7 @@ A ratio of 3 | 4 is written
 
 def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path: Path) -> None:
     """GFM: leading pipes are optional and a delimiter cell is one or more hyphens; a header cell is a
-    label (its link text, without emphasis or code marks and escapes)."""
+    label (without emphasis or code marks and escapes); a cell's link reads as its text."""
     (tmp_path / "spec.md").write_text(GFM_TABLES, encoding="utf-8")
     chunks = read_document(tmp_path / "spec.md", OPTIONS, doc_id="spec")
     rows = [(c.section, c.row_number, c.text) for c in chunks if c.row_number is not None]
@@ -132,7 +132,7 @@ def test_gfm_tables_without_leading_pipes_or_with_one_hyphen_delimiters(tmp_path
         (
             "Fixed Fields",
             2,
-            "Field Name: [`format`](#dataTypeFormat); Type: `string`; Description: The extending format.",
+            "Field Name: `format`; Type: `string`; Description: The extending format.",
         ),
         ("Revisions", 1, "Ver.: 1.6.6; Ballot: 192; Effective*: 2017-07-28"),
     ]
@@ -213,3 +213,48 @@ def test_an_html_pre_block_is_one_paragraph_up_to_its_end_tag(tmp_path: Path) ->
         ("<pre> Users > Include > <b>All users</b> Conditions > User risk > <b>High</b> </pre>", 5, 9),
         ("Then save it.", 11, 11),
     ]
+
+
+LINKS = """---
+title: "Site Access Policy"
+version: 2.1
+
+owner: Facilities
+---
+# 1. Scope
+
+Gates open as set out in [Section 4](#section-4) and the
+[county rules](https://example.org/rules "County rules"). ![Approved](https://example.org/badge.svg)
+See the [permit office][office], the [`gate_open`][] flag and [![badge](b.svg)](https://example.org).
+Write `[not a link](x)` in code. A [bracket] alone stays.
+
+[office]: https://example.org/permits
+[`gate_open`]: #gate-open
+"""
+
+
+def test_links_and_images_read_as_their_text_and_front_matter_is_one_paragraph(tmp_path: Path) -> None:
+    """A link or image is its text, as it renders; a link reference definition is nothing; a
+    YAML front matter is one paragraph without its fences, blank lines and all, and its title
+    is the document's title ahead of the first H1."""
+    (tmp_path / "policy.md").write_text(LINKS, encoding="utf-8")
+    chunks = read_document(tmp_path / "policy.md", IngestOptions(min_chunk_tokens=0), doc_id="policy")
+    assert [(c.section, c.text, c.line_start, c.line_end) for c in chunks] == [
+        ("policy.md", 'title: "Site Access Policy" version: 2.1 owner: Facilities', 2, 5),
+        (
+            "1. Scope",
+            "Gates open as set out in Section 4 and the county rules. Approved See the permit office, the"
+            " `gate_open` flag and badge. Write `[not a link](x)` in code. A [bracket] alone stays.",
+            9,
+            12,
+        ),
+    ]
+    assert {c.context.split(" > ")[0] for c in chunks} == {"Site Access Policy"}
+
+
+def test_a_front_matter_never_closed_is_text(tmp_path: Path) -> None:
+    """A ``---`` opening the file with no closing line is a thematic break, not a front matter."""
+    (tmp_path / "notes.md").write_text("---\ntitle: Draft\n\nThe gate opens at 7.\n", encoding="utf-8")
+    chunks = read_document(tmp_path / "notes.md", IngestOptions(min_chunk_tokens=0), doc_id="notes")
+    assert [c.text for c in chunks] == ["--- title: Draft", "The gate opens at 7."]
+    assert chunks[0].context.startswith("notes")

@@ -3,10 +3,14 @@
 ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
 block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a
-pipe table gives one chunk per row (``Header: value; …``); empty HTML
-anchors (``<a name="x"></a>``) outside code are not text, and a line break
-tag (``<br>``, as tables use in a cell) is a space. The document's title
-(for ``context``) is its first H1, else the file stem. Short paragraphs
+pipe table gives one chunk per row (``Header: value; …``). Text reads as it
+renders (``_without_markup``), outside code: a link or an image is its text
+(``[RFC 2119](https://…)`` is "RFC 2119"), a link reference definition
+(``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
+are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
+space. A YAML front matter block (between ``---`` lines at the top) is one
+paragraph without its fences. The document's title (for ``context``) is its
+front matter's ``title``, else its first H1, else the file stem. Short paragraphs
 join a neighbour (see ``fragments``); long ones are cut into token-bounded
 segments between sentences. Every paragraph keeps the lines it was read
 from.
@@ -35,18 +39,27 @@ _PRE = re.compile(r"^<pre(\s|>|$)", re.IGNORECASE)
 _PRE_END = "</pre>"
 # A GFM delimiter row: cells of one or more hyphens, each with an optional colon either side.
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-# A header cell's link, the marks around it and its backslash escapes: ``**Ver.**`` is "Ver.",
-# ``[`format`](#dataTypeFormat)`` is "format".
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# The marks around a header cell and its backslash escapes: ``**Ver.**`` is "Ver.".
 _HEADER_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-# An empty HTML anchor (``<a name="oasInfo"></a>``, ``<a id='x'></a>``) renders as nothing: it is a link
-# target for the page, not text; a line break tag (``C=US,<br>O=ISRG`` in a table cell) renders as a
-# break, a space here. Code spans are matched first so that markup quoted in code stays.
+# What renders otherwise than it is written, outside code spans (matched first, so that markup quoted
+# in code stays): a line break tag (``C=US,<br>O=ISRG`` in a table cell) renders as a break, a space
+# here; an inline link or image (``[RFC 2119](https://… "title")``, ``![Configurable](badge.svg)``) or
+# a full or collapsed reference link (``[text][label]``, ``[`close`][]``) as its text, which may itself
+# hold an image (a badge that links); an empty HTML anchor (``<a name="oasInfo"></a>``, ``<a id='x'></a>``)
+# as nothing: it is a link target for the page, not text.
+_LINK_TEXT = r"\[((?:[^\[\]]|\[[^\]]*\](?:\([^)\s]*\))?)*)\]"
 _MARKUP = re.compile(
-    r"(`+).+?\1|(<br\s*/?>)|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?",
+    r"(`+).+?\1|(<br\s*/?>)"
+    rf"|!?{_LINK_TEXT}(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\]]*\])"
+    r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?",
     re.IGNORECASE,
 )
+# A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing.
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
+# YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
+_FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
+_FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")
 
 
 def read_utf8_text(path: Path) -> str:
@@ -60,13 +73,21 @@ def read_utf8_text(path: Path) -> str:
     return text
 
 
+def _rendered(match: re.Match[str]) -> str:
+    if match.group(1):  # a code span
+        return match.group(0)
+    if match.group(2):  # a line break tag
+        return " "
+    text = match.group(3)
+    return "" if text is None else _without_markup(text)
+
+
 def _without_markup(line: str) -> str:
-    """The line without its empty HTML anchors, and its line break tags as spaces (outside code)."""
-    if "<" not in line:
+    """The line as it renders, outside code: links and images as their text, empty HTML anchors as
+    nothing, line break tags as spaces."""
+    if "<" not in line and "[" not in line:
         return line
-    return _MARKUP.sub(
-        lambda match: match.group(0) if match.group(1) else " " if match.group(2) else "", line
-    )
+    return _MARKUP.sub(_rendered, line)
 
 
 def _cells(line: str) -> list[str]:
@@ -74,11 +95,10 @@ def _cells(line: str) -> list[str]:
 
 
 def _header(cell: str) -> str:
-    """A header cell as a label: a link as its text, without the emphasis or code marks around it,
-    its escapes undone."""
-    label = _LINK.sub(r"\1", cell)
-    match = _HEADER_MARKS.match(label)
-    return _ESCAPE.sub(r"\1", match.group(2) if match else label)
+    """A header cell (read as it renders) as a label: without the emphasis or code marks around it,
+    its escapes undone (``[`format`](#dataTypeFormat)`` is "format")."""
+    match = _HEADER_MARKS.match(cell)
+    return _ESCAPE.sub(r"\1", match.group(2) if match else cell)
 
 
 def _is_table(lines: list[str]) -> bool:
@@ -116,6 +136,12 @@ class _Heading:
 class _Lines:
     lines: list[str]
     first_line: int
+    front_matter: bool = False
+
+    def title(self) -> str | None:
+        """A front matter's ``title`` (a plain or quoted scalar)."""
+        found = (_FRONT_TITLE.match(line) for line in self.lines) if self.front_matter else ()
+        return next((match.group(2) for match in found if match), None)
 
 
 def _events(text: str) -> list[_Heading | _Lines]:
@@ -131,16 +157,24 @@ def _events(text: str) -> list[_Heading | _Lines]:
         block, start = [], next_start
 
     fence: str | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    if lines and lines[0].rstrip() == "---":
+        end = next((n for n, line in enumerate(lines[1:], start=1) if _FRONT_MATTER_END.match(line)), None)
+        if end is not None:
+            if any(line.strip() for line in lines[1:end]):
+                events.append(_Lines(lines[1:end], 2, front_matter=True))
+            lines[: end + 1] = [""] * (end + 1)  # so line numbers stay those of the file
+    for number, raw in enumerate(lines, start=1):
         if fence is not None:
             block.append(raw)
             if _PRE_END in raw.lower() if fence == _PRE_END else raw.strip().startswith(fence):
                 flush(number + 1)
                 fence = None
             continue
-        line = _without_markup(raw)
+        line = "" if not block and _DEFINITION.match(raw) else _without_markup(raw)
         if raw.strip() and not line.strip():
-            # a line of anchors only: nothing to read, and no paragraph break either
+            # a line of anchors or link reference definitions only: nothing to read, and no paragraph
+            # break either
             if block:
                 block.append(line)  # so the block's last line number stays right
             continue
@@ -175,7 +209,9 @@ def _events(text: str) -> list[_Heading | _Lines]:
 def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of a ``.md`` file."""
     events = _events(read_utf8_text(path))
-    title = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), path.stem)
+    front = next((e.title() for e in events if isinstance(e, _Lines) and e.front_matter), None)
+    first = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), None)
+    title = front or first or path.stem
     outline = Outline(title, path.name, options, bucket=BUCKET)
     for event in events:
         if isinstance(event, _Heading):
