@@ -62,6 +62,26 @@ def test_long_row_splits_into_continuations_keeping_row_number(tmp_path: Path) -
         chunk_id("w", f"sheet=Scope/row=7/part={i}") for i in range(len(parts))
     ]
     assert "Description:" not in parts[0].compare_text and "1.3 Podium The membrane" in parts[0].compare_text
+    # a continuation says which row it continues: the row's first cell, then "…"; nothing is lost
+    lead = "Item: 1.3; … "
+    assert all(c.text.startswith(lead) for c in parts[1:])
+    whole = " ".join([parts[0].text, *(c.text.removeprefix(lead) for c in parts[1:])])
+    unsplit = read_document(path, IngestOptions(max_chunk_tokens=4000), doc_id="w")
+    (row,) = [c for c in unsplit if c.row_number == 7]
+    assert whole.split() == row.text.split()
+
+
+def test_a_long_first_cell_is_not_repeated_on_continuations(tmp_path: Path) -> None:
+    """A first cell too long to name its row (a paragraph of prose) is not copied to every part."""
+    path = tmp_path / "notes.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Notes"
+    sheet.append(["Note", "Source"])
+    sheet.append(["The membrane is laid to falls and turned up at every wall and upstand. " * 8, "Spec 4"])
+    book.save(path)
+    parts = read_document(path, IngestOptions(max_chunk_tokens=64), doc_id="n")
+    assert len(parts) > 2 and not any(c.text.startswith("Note: The membrane") for c in parts[1:])
 
 
 def test_two_reads_give_identical_chunks_and_tiktoken_counts(tmp_path: Path) -> None:

@@ -104,19 +104,34 @@ def chunk_context(title: str, path: Sequence[str] = (), headers: Sequence[str] =
     return f"{place}{CONTEXT_PART}{', '.join(names)}" if names else place
 
 
+_MAX_LEAD_TOKENS = 24  # a first cell longer than this names no row: its continuation parts go without it
+_CONTINUED = "… "
+
+
+def _lead(cells: Sequence[Cell], max_tokens: int, encoding: str) -> str:
+    """What a continuation part of the row starts with: its first cell, then a mark that the row goes
+    on (``Identifier: contractPerformance; … Matured, acronym: MA``); nothing when that cell is long."""
+    lead = f"{cells[0].display}{ROW_JOINER}{_CONTINUED}" if len(cells) > 1 else ""
+    fits = lead and count_tokens(lead, encoding) <= min(_MAX_LEAD_TOKENS, max_tokens // 4)
+    return lead if fits else ""
+
+
 def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:
     """The texts of a row too long for one part, cut as ``row_parts`` describes."""
+    lead = _lead(cells, max_tokens, encoding)
+    room = max_tokens - count_tokens(lead, encoding) if lead else max_tokens  # of a part after the lead
     texts: list[str] = []
     current = ""
     for cell in cells:
         candidate = f"{current}{ROW_JOINER}{cell.display}" if current else cell.display
         if count_tokens(candidate, encoding) <= max_tokens:
             current = candidate
-        elif count_tokens(cell.display, encoding) <= max_tokens:
+        elif count_tokens(cell.display, encoding) <= room:
             texts.append(current)
-            current = cell.display
+            current = f"{lead}{cell.display}"
         else:
-            *done, current = segment_text(candidate, max_tokens, encoding)
+            first, *rest = segment_text(candidate, room, encoding)
+            *done, current = [first, *(f"{lead}{piece}" for piece in rest)]
             texts.extend(done)
     if current:
         texts.append(current)
@@ -127,8 +142,10 @@ def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tup
     """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
 
     Parts are cut between cells; where a cell does not fit, between sentences
-    (the cell's first sentences join the part before it). A row that fits is
-    counted once, whole (most rows).
+    (the cell's first sentences join the part before it). A part after the
+    first starts with the row's first cell, when that is short, and ``…``: a
+    part must say which row it continues (``Code: LOT_ONE; … lav: …``). A row
+    that fits is counted once, whole (most rows).
     """
     whole = ROW_JOINER.join(cell.display for cell in cells)
     fits = bool(whole) and count_tokens(whole, encoding) <= max_tokens
