@@ -1,7 +1,8 @@
 """Word ``.docx`` reader: heading styles give sections; paragraphs and table rows give chunks.
 
-The section is the heading path (``Warranty > Exclusions``); text before
-the first heading has the file name as its section. The title in each
+The section is the heading path (``Warranty > Exclusions``), a heading
+with the number Word shows before it (``1.5 High Availability Support``:
+``numbering``); text before the first heading has the file name as its section. The title in each
 chunk's ``context`` is the document's core title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells; each further row is a
 chunk ``Header: value; …`` with ``row_number`` its row in the table. A key-value table, whose
@@ -35,6 +36,7 @@ from docx.text.paragraph import Paragraph
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
+from esbubble.ingest.numbering import ListNumbers
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline, is_key_value
 from esbubble.ingest.package import check_package
@@ -195,6 +197,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     """Paragraph and table-row chunks in document order."""
     document = _open(path)
     outline = Outline(_title(document, path), path.name, options, bucket=_BUCKET)
+    numbers = ListNumbers(document)
     listing: list[str] = []  # the lines of the code listing being read
 
     def end_listing() -> None:
@@ -210,13 +213,14 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         text = normalise_space(_paragraph_text(block))
         if not text or _generated(block):
             continue
+        number = numbers.number(block, _styles(block))
         level = heading_level(block)
         if level is None and _code_line(block):
             listing.append(text)  # a listing is one block, as a Markdown fence is
             continue
         end_listing()
         if level is not None:
-            outline.heading(level, text)
+            outline.heading(level, f"{number} {text}" if number else text)
             continue
         outline.paragraph(text)
     end_listing()
