@@ -81,7 +81,7 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
 
 
 # The sets whose questions were written blind (data/realdocs{2,…,10}/SOURCES.md), each with the
-# formats of its documents: realdocs3 and realdocs5 to realdocs10 have the Word document and the
+# formats of its documents: realdocs3 and realdocs5 to realdocs11 have the Word document and the
 # several-sheet workbook that realdocs2 lacks.
 BLIND_SETS = {
     "realdocs2": {".pdf", ".txt", ".md", ".xlsx"},
@@ -93,6 +93,7 @@ BLIND_SETS = {
     "realdocs8": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs9": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs10": {".pdf", ".md", ".xlsx", ".docx"},
+    "realdocs11": {".pdf", ".md", ".xlsx", ".docx"},
 }
 
 
@@ -135,7 +136,7 @@ def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str)
 
 
 MULTI_SHEET_SETS = [
-    "realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9", "realdocs10",
+    "realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9", "realdocs10", "realdocs11",
 ]  # fmt: skip
 
 
