@@ -230,13 +230,15 @@ Write `[not a link](x)` in code. A [bracket] alone stays.
 
 [office]: https://example.org/permits
 [`gate_open`]: #gate-open
+
+[^1]: Deprecated.
 """
 
 
 def test_links_and_images_read_as_their_text_and_front_matter_is_one_paragraph(tmp_path: Path) -> None:
-    """A link or image is its text, as it renders; a link reference definition is nothing; a
-    YAML front matter is one paragraph without its fences, blank lines and all, and its title
-    is the document's title ahead of the first H1."""
+    """A link or image is its text, as it renders; a link reference definition is nothing, a
+    footnote is text; a YAML front matter is one paragraph without its fences, blank lines and
+    all, and its title is the document's title ahead of the first H1."""
     (tmp_path / "policy.md").write_text(LINKS, encoding="utf-8")
     chunks = read_document(tmp_path / "policy.md", IngestOptions(min_chunk_tokens=0), doc_id="policy")
     assert [(c.section, c.text, c.line_start, c.line_end) for c in chunks] == [
@@ -248,6 +250,7 @@ def test_links_and_images_read_as_their_text_and_front_matter_is_one_paragraph(t
             9,
             12,
         ),
+        ("1. Scope", "[^1]: Deprecated.", 17, 17),
     ]
     assert {c.context.split(" > ")[0] for c in chunks} == {"Site Access Policy"}
 

@@ -2,8 +2,9 @@
 
 The section is the heading path (``Warranty > Exclusions``), a heading
 with the number Word shows before it (``1.5 High Availability Support``:
-``numbering``); text before the first heading has the file name as its section. The title in each
-chunk's ``context`` is the document's core title, else the file stem. A table's first row is
+``numbering``); text before the first heading has the file name as its
+section. The title in each chunk's ``context`` is the document's core
+title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells; each further row is a
 chunk ``Header: value; …`` with ``row_number`` its row in the table. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no

@@ -55,8 +55,9 @@ _MARKUP = re.compile(
     r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?",
     re.IGNORECASE,
 )
-# A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing.
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
+# A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing;
+# a footnote (``[^1]: Deprecated.``) is text.
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
 # YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 _FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")

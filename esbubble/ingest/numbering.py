@@ -120,7 +120,6 @@ class ListNumbers:
         self._lists: dict[str, _List] = {}  # by abstract id, or by num id for a num that restarts levels
         self._num: dict[str, tuple[str, dict[int, int]]] = {}  # num id -> (list key, restarted levels)
         self._style_levels: dict[str, dict[str, int]] = {}  # num id -> style id -> level
-        lists_by_abstract: dict[str, _List] = {}
         for num in root.findall(qn("w:num")) if root is not None else ():
             num_id, abstract_id = num.get(qn("w:numId")), _child_val(num, "w:abstractNumId")
             abstract = abstracts.get(abstract_id) if abstract_id is not None else None
@@ -136,8 +135,8 @@ class ListNumbers:
                 self._lists[key] = _List(_levels(abstract))
             else:
                 key = f"abstract:{abstract_id}"
-                if abstract_id not in lists_by_abstract:
-                    lists_by_abstract[abstract_id] = self._lists[key] = _List(_levels(abstract))
+                if key not in self._lists:
+                    self._lists[key] = _List(_levels(abstract))
             self._num[num_id] = (key, overrides)
             self._style_levels[num_id] = _style_levels(abstract)
         self._started: set[str] = set()
