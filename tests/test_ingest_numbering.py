@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
+from docx.oxml import parse_xml
+from docx.oxml.ns import qn
 
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.docx import _generated, _paragraph_text, _styles, heading_level
@@ -80,3 +83,87 @@ def test_a_document_without_numbering_reads_its_headings_as_written(tmp_path: Pa
     document.save(str(tmp_path / "plain.docx"))
     chunks = read_document(tmp_path / "plain.docx", IngestOptions(min_chunk_tokens=0), doc_id="plain")
     assert [(c.section, c.text) for c in chunks] == [("Scope", "The works cover the basement.")]
+
+
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _level(ilvl: int, fmt: str, text: str, *, style: str = "", legal: bool = False) -> str:
+    named = f'<w:pStyle w:val="{style}"/>' if style else ""
+    return (
+        f'<w:lvl w:ilvl="{ilvl}"><w:start w:val="1"/>{"<w:isLgl/>" if legal else ""}'
+        f'<w:numFmt w:val="{fmt}"/>{named}<w:lvlText w:val="{text}"/></w:lvl>'
+    )
+
+
+def _numbered_document(path: Path) -> Path:
+    """Headings numbered I, I.1 by their styles' list; clauses numbered (1) by a list style, one use
+    of it restarting at 5; a level under ``isLgl`` shows the levels above in decimal."""
+    document = docx.Document()
+    numbering = document.part.numbering_part.element
+    definitions = [
+        f'<w:abstractNum {W} w:abstractNumId="90">'
+        + _level(0, "upperRoman", "%1", style="Heading1")
+        + _level(1, "decimal", "%1.%2", style="Heading2")
+        + _level(2, "decimal", "%1.%2.%3", legal=True)
+        + "</w:abstractNum>",
+        f'<w:abstractNum {W} w:abstractNumId="91"><w:styleLink w:val="Clauses"/>'
+        + _level(0, "decimal", "(%1)")
+        + "</w:abstractNum>",
+        f'<w:abstractNum {W} w:abstractNumId="92"><w:numStyleLink w:val="Clauses"/></w:abstractNum>',
+    ]
+    nums = [
+        f'<w:num {W} w:numId="90"><w:abstractNumId w:val="90"/></w:num>',
+        f'<w:num {W} w:numId="92"><w:abstractNumId w:val="92"/></w:num>',
+        f'<w:num {W} w:numId="93"><w:abstractNumId w:val="92"/>'
+        '<w:lvlOverride w:ilvl="0"><w:startOverride w:val="5"/></w:lvlOverride></w:num>',
+    ]
+    first_num = numbering.find(qn("w:num"))
+    for xml in definitions:
+        first_num.addprevious(parse_xml(xml))
+    for xml in nums:
+        numbering.append(parse_xml(xml))
+    for name in ("Heading 1", "Heading 2"):
+        document.styles[name].element.get_or_add_pPr().get_or_add_numPr().get_or_add_numId().val = 90
+
+    def numbered(paragraph: Any, num_id: int, ilvl: int = 0) -> None:
+        numbering_properties = paragraph._p.get_or_add_pPr().get_or_add_numPr()
+        numbering_properties.get_or_add_numId().val = num_id
+        numbering_properties.get_or_add_ilvl().val = ilvl
+
+    document.add_heading("Scope", level=1)
+    document.add_heading("Works", level=2)
+    document.add_paragraph("The works cover the basement.")
+    document.add_heading("Access", level=2)
+    document.add_paragraph("Access is from the lane.")
+    document.add_heading("Terms", level=1)
+    document.add_heading("Payment", level=2)
+    numbered(document.add_heading("Late fees", level=3), 90, 2)
+    document.add_paragraph("Invoices are due in 30 days.")
+    for clause in ("The builder insures the works.", "The owner gives access."):
+        numbered(document.add_paragraph(clause), 92)
+    numbered(document.add_heading("Notice", level=3), 92)
+    document.add_paragraph("Notice is given in writing.")
+    numbered(document.add_heading("Disputes", level=3), 93)
+    document.add_paragraph("Disputes go to mediation.")
+    unnumbered = document.add_heading("Signatures", level=1)
+    numbered(unnumbered, 0)
+    document.add_paragraph("Signed by both parties.")
+    document.save(str(path))
+    return path
+
+
+def test_numbers_follow_levels_styles_list_styles_and_restarts(tmp_path: Path) -> None:
+    chunks = read_document(
+        _numbered_document(tmp_path / "c.docx"), IngestOptions(min_chunk_tokens=0), doc_id="c"
+    )
+    assert [(c.section, c.text) for c in chunks] == [
+        ("I Scope > I.1 Works", "The works cover the basement."),
+        ("I Scope > I.2 Access", "Access is from the lane."),
+        ("II Terms > II.1 Payment > 2.1.1 Late fees", "Invoices are due in 30 days."),
+        ("II Terms > II.1 Payment > 2.1.1 Late fees", "The builder insures the works."),
+        ("II Terms > II.1 Payment > 2.1.1 Late fees", "The owner gives access."),
+        ("II Terms > II.1 Payment > (3) Notice", "Notice is given in writing."),
+        ("II Terms > II.1 Payment > (5) Disputes", "Disputes go to mediation."),
+        ("Signatures", "Signed by both parties."),
+    ]

@@ -12,10 +12,11 @@ Read from the list definitions (ECMA-376 Part 1, §17.9): a paragraph's list
 style's (up the based-on chain), the level else from the list level that names
 the style (``w:pStyle``); a list's levels give their start value, number format
 (decimal, letters, roman; ``isLgl`` makes a level decimal) and text
-(``%1.%2``). Lists of one abstract definition count together unless a list
-restarts a level (``startOverride``); a level restarts when a level above it
-counts on. A bullet, a level without a number (format ``none``) or a paragraph
-whose ``numId`` is 0 has no number.
+(``%1.%2``), or a list style's (``numStyleLink``). Lists of one abstract
+definition count together unless a list restarts a level
+(``startOverride``); a level restarts when a level above it counts on. A
+bullet, a level without a number (format ``none``) or a paragraph whose
+``numId`` is 0 has no number.
 """
 
 from __future__ import annotations
@@ -116,13 +117,19 @@ class ListNumbers:
         except (KeyError, NotImplementedError):
             root = None
         found = root.findall(qn("w:abstractNum")) if root is not None else []
-        abstracts: dict[str, Any] = {a.get(qn("w:abstractNumId")): a for a in found}
+        # A list that takes its levels from a list style (``numStyleLink``) counts as the list that
+        # defines that style (``styleLink``).
+        styled = {_child_val(a, "w:styleLink"): a for a in found if a.find(qn("w:styleLink")) is not None}
+        abstracts: dict[str, Any] = {
+            a.get(qn("w:abstractNumId")): styled.get(_child_val(a, "w:numStyleLink"), a) for a in found
+        }
         self._lists: dict[str, _List] = {}  # by abstract id, or by num id for a num that restarts levels
         self._num: dict[str, tuple[str, dict[int, int]]] = {}  # num id -> (list key, restarted levels)
         self._style_levels: dict[str, dict[str, int]] = {}  # num id -> style id -> level
         for num in root.findall(qn("w:num")) if root is not None else ():
-            num_id, abstract_id = num.get(qn("w:numId")), _child_val(num, "w:abstractNumId")
-            abstract = abstracts.get(abstract_id) if abstract_id is not None else None
+            num_id, listed = num.get(qn("w:numId")), _child_val(num, "w:abstractNumId")
+            abstract = abstracts.get(listed) if listed is not None else None
+            abstract_id = abstract.get(qn("w:abstractNumId")) if abstract is not None else None
             if num_id is None or abstract_id is None or abstract is None:
                 continue
             overrides = {
