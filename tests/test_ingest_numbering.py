@@ -56,8 +56,9 @@ def test_heading_numbers_are_those_of_words_own_table_of_contents(path: Path) ->
             if len(parts) >= 3:  # number, title, page
                 contents.append((normalise_space(" ".join(parts[1:-1])), parts[0]))
             continue
-        number = numbers.number(paragraph, _styles(paragraph))
-        if heading_level(paragraph) not in (None, 0) and text.strip():
+        styles = _styles(paragraph)
+        number = numbers.number(paragraph, styles)
+        if heading_level(styles) not in (None, 0) and text.strip():
             headings.append((number, normalise_space(text)))
     checked, start = 0, 0
     for title, printed in contents:

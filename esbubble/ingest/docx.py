@@ -92,14 +92,14 @@ def _styles(paragraph: Paragraph) -> list[Any]:
     return styles
 
 
-def heading_level(paragraph: Paragraph) -> int | None:
-    """0 for ``Title``; 1-9 for a heading: a ``Heading n`` style, or a style based on one or with an
-    outline level of its own (a house style such as ``AppendixHeading1``); None for body text.
+def heading_level(styles: list[Any]) -> int | None:
+    """The heading level of a paragraph whose style chain is ``styles`` (``_styles``): 0 for
+    ``Title``; 1-9 for a heading: a ``Heading n`` style, or a style based on one or with an outline
+    level of its own (a house style such as ``AppendixHeading1``); None for body text.
 
     An outline level set on a single paragraph by hand is not read: cover pages use it for lines
     such as ``Version 5.1``, which are text, not the section of all that follows.
     """
-    styles = _styles(paragraph)
     if styles and styles[0].name == "Title":
         return 0
     for style in styles:
@@ -143,10 +143,9 @@ def _paragraph_text(paragraph: Paragraph) -> str:
     return "".join(pieces)
 
 
-def _code_line(paragraph: Paragraph) -> bool:
-    """A line of a code listing: a code style, or every run with text in a monospaced font (its own,
-    else its style's)."""
-    styles = _styles(paragraph)
+def _code_line(paragraph: Paragraph, styles: list[Any]) -> bool:
+    """A line of a code listing: a code style (``styles``: its style chain), or every run with text in
+    a monospaced font (its own, else its style's)."""
     if any(_CODE_STYLE.search(style.name or "") for style in styles):
         return True
     inherited = next((style.font.name for style in styles if style.font.name), None)
@@ -214,9 +213,10 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         text = normalise_space(_paragraph_text(block))
         if not text or _generated(block):
             continue
-        number = numbers.number(block, _styles(block))
-        level = heading_level(block)
-        if level is None and _code_line(block):
+        styles = _styles(block)  # walked once: the heading level, the listing test and numbering read it
+        number = numbers.number(block, styles)
+        level = heading_level(styles)
+        if level is None and _code_line(block, styles):
             listing.append(text)  # a listing is one block, as a Markdown fence is
             continue
         end_listing()

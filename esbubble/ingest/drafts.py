@@ -108,18 +108,21 @@ _MAX_LEAD_TOKENS = 24  # a first cell longer than this names no row: its continu
 _CONTINUED = "… "
 
 
-def _lead(cells: Sequence[Cell], max_tokens: int, encoding: str) -> str:
-    """What a continuation part of the row starts with: its first cell, then a mark that the row goes
-    on (``Identifier: contractPerformance; … Matured, acronym: MA``); nothing when that cell is long."""
-    lead = f"{cells[0].display}{ROW_JOINER}{_CONTINUED}" if len(cells) > 1 else ""
-    fits = lead and count_tokens(lead, encoding) <= min(_MAX_LEAD_TOKENS, max_tokens // 4)
-    return lead if fits else ""
+def _lead(cells: Sequence[Cell], max_tokens: int, encoding: str) -> tuple[str, int]:
+    """What a continuation part of the row starts with, and its tokens: its first cell, then a mark that
+    the row goes on (``Identifier: contractPerformance; … Matured, acronym: MA``); nothing when that
+    cell is long."""
+    if len(cells) < 2:
+        return "", 0
+    lead = f"{cells[0].display}{ROW_JOINER}{_CONTINUED}"
+    tokens = count_tokens(lead, encoding)
+    return (lead, tokens) if tokens <= min(_MAX_LEAD_TOKENS, max_tokens // 4) else ("", 0)
 
 
 def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:
     """The texts of a row too long for one part, cut as ``row_parts`` describes."""
-    lead = _lead(cells, max_tokens, encoding)
-    room = max_tokens - count_tokens(lead, encoding) if lead else max_tokens  # of a part after the lead
+    lead, lead_tokens = _lead(cells, max_tokens, encoding)
+    room = max_tokens - lead_tokens  # of a part after the lead
     texts: list[str] = []
     current = ""
     for cell in cells:

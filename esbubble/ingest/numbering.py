@@ -124,7 +124,7 @@ class ListNumbers:
             a.get(qn("w:abstractNumId")): styled.get(_child_val(a, "w:numStyleLink"), a) for a in found
         }
         self._lists: dict[str, _List] = {}  # by abstract id, or by num id for a num that restarts levels
-        self._num: dict[str, tuple[str, dict[int, int]]] = {}  # num id -> (list key, restarted levels)
+        self._num: dict[str, str] = {}  # num id -> the key of the list it counts in
         self._style_levels: dict[str, dict[str, int]] = {}  # num id -> style id -> level
         for num in root.findall(qn("w:num")) if root is not None else ():
             num_id, listed = num.get(qn("w:numId")), _child_val(num, "w:abstractNumId")
@@ -137,16 +137,18 @@ class ListNumbers:
                 for o in num.findall(qn("w:lvlOverride"))
                 if o.find(qn("w:startOverride")) is not None
             }
-            if overrides:
+            if overrides:  # a list of its own, its restarted levels counting on from their new start
                 key = f"num:{num_id}"
-                self._lists[key] = _List(_levels(abstract))
+                self._lists[key] = restarted = _List(_levels(abstract))
+                for ilvl, start in overrides.items():
+                    if 0 <= ilvl < _LEVELS:
+                        restarted.counters[ilvl] = start - 1
             else:
                 key = f"abstract:{abstract_id}"
                 if key not in self._lists:
                     self._lists[key] = _List(_levels(abstract))
-            self._num[num_id] = (key, overrides)
+            self._num[num_id] = key
             self._style_levels[num_id] = _style_levels(abstract)
-        self._started: set[str] = set()
 
     def _list_of(self, paragraph: Any, styles: list[Any]) -> tuple[str, int] | None:
         """The paragraph's (num id, level), from its own numbering or its styles'."""
@@ -177,17 +179,11 @@ class ListNumbers:
         if found is None:
             return None
         num_id, ilvl = found
-        key, overrides = self._num[num_id]
-        numbered = self._lists[key]
+        numbered = self._lists[self._num[num_id]]
         level = numbered.levels.get(ilvl)
         if level is None:
             return None
         counters = numbered.counters
-        if key not in self._started:
-            self._started.add(key)
-            for restarted, start in overrides.items():
-                if 0 <= restarted < _LEVELS:
-                    counters[restarted] = start - 1
         current = counters[ilvl]
         counters[ilvl] = level.start if current is None else current + 1
         for deeper in range(ilvl + 1, _LEVELS):
