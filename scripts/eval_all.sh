@@ -36,6 +36,9 @@
 #   - the eleventh real-document set (data/realdocs11, questions written blind; a transit data
 #     format reference in Markdown, a 53-sheet filing-format workbook, a Word user manual, a PDF
 #     web-services guide), default profile, index esbubble-realdocs11;
+#   - the twelfth real-document set (data/realdocs12, questions written blind; a project governance
+#     charter in Markdown, a 6-sheet clinical data-dictionary workbook, a Word software manual, a PDF
+#     firmware interface specification), default profile, index esbubble-realdocs12;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -46,7 +49,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
