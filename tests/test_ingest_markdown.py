@@ -201,7 +201,8 @@ def test_a_line_break_tag_in_a_table_cell_is_a_space_and_code_keeps_it(tmp_path:
 
 def test_an_html_pre_block_is_one_paragraph_up_to_its_end_tag(tmp_path: Path) -> None:
     """A ``<pre>`` block is preformatted like a fence: blank lines inside it do not split it, and it
-    ends with the line holding ``</pre>`` (CommonMark's HTML block of type 1)."""
+    ends with the line holding ``</pre>`` (CommonMark's HTML block of type 1). It reads as HTML
+    renders, without its tags."""
     (tmp_path / "policy.md").write_text(
         "# Policy\n\nCreate a policy with these settings:\n\n<pre>\n  Users > Include > <b>All users</b>\n\n"
         "  Conditions > User risk > <b>High</b>\n</pre>\n\nThen save it.\n",
@@ -210,7 +211,7 @@ def test_an_html_pre_block_is_one_paragraph_up_to_its_end_tag(tmp_path: Path) ->
     chunks = read_document(tmp_path / "policy.md", IngestOptions(min_chunk_tokens=0), doc_id="policy")
     assert [(c.text, c.line_start, c.line_end) for c in chunks] == [
         ("Create a policy with these settings:", 3, 3),
-        ("<pre> Users > Include > <b>All users</b> Conditions > User risk > <b>High</b> </pre>", 5, 9),
+        ("Users > Include > All users Conditions > User risk > High", 5, 9),
         ("Then save it.", 11, 11),
     ]
 
@@ -261,3 +262,46 @@ def test_a_front_matter_never_closed_is_text(tmp_path: Path) -> None:
     chunks = read_document(tmp_path / "notes.md", IngestOptions(min_chunk_tokens=0), doc_id="notes")
     assert [c.text for c in chunks] == ["--- title: Draft", "The gate opens at 7."]
     assert chunks[0].context.startswith("notes")
+
+
+FORMATTING = """# Gate **rules**
+
+**Scope.** The _Licensor_ opens gates at 7&nbsp;am; see <https://example.org/gates> &amp; the
+*site* rules. Keep `**as written**` and `&amp;` in code. A snake_case_name, __init__, 2*3*4,
+files *.txt and *.md, \\*not emphasis\\*, a \\_ and **Effective\\***: 2012-05-29 read as shown.
+An opening mark before a space is text: **Basic: **We ask. <b>Bold</b> and <span class="x">span</span>.
+
+| **Field** | `Type` | Note |
+|---|---|---|
+| _gate_id_ | ID | **Required** \\| unique |
+
+```
+**literal** &amp; <b>kept</b>
+```
+
+<pre>
+  Access &gt; <b>All users</b>
+</pre>
+"""
+
+
+def test_inline_formatting_reads_as_it_renders_outside_code(tmp_path: Path) -> None:
+    """Emphasis is its text, under CommonMark's flanking rules in short (a run does not open before a
+    space, an underscore not inside a word); an escape is its character, an entity reference its
+    character, an autolink its address, a phrasing tag nothing; an escaped pipe stays in its cell. Code
+    spans and fenced blocks keep everything; an HTML ``<pre>`` block loses its tags and reads its
+    entities, as HTML does."""
+    (tmp_path / "gates.md").write_text(FORMATTING, encoding="utf-8")
+    chunks = read_document(tmp_path / "gates.md", IngestOptions(min_chunk_tokens=0), doc_id="gates")
+    assert [(c.section, c.text) for c in chunks] == [
+        (
+            "Gate rules",
+            "Scope. The Licensor opens gates at 7 am; see https://example.org/gates & the site rules. Keep"
+            " `**as written**` and `&amp;` in code. A snake_case_name, init, 234, files *.txt and *.md,"
+            " *not emphasis*, a _ and Effective*: 2012-05-29 read as shown. An opening mark before a space"
+            " is text: **Basic: **We ask. Bold and span.",
+        ),
+        ("Gate rules", "Field: gate_id; Type: ID; Note: Required | unique"),
+        ("Gate rules", "``` **literal** &amp; <b>kept</b> ```"),
+        ("Gate rules", "Access > All users"),
+    ]

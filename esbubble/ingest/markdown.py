@@ -8,8 +8,11 @@ renders (``_without_markup``), outside code: a link or an image is its text
 (``[RFC 2119](https://…)`` is "RFC 2119"), a link reference definition
 (``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
 are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
-space. A YAML front matter block (between ``---`` lines at the top) is one
-paragraph without its fences. The document's title (for ``context``) is its
+space. Once a block's structure is known, its inline formatting is read
+(``_inline``): emphasis, escapes, entity references, autolinks and phrasing
+HTML tags; an HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
+front matter block (between ``---`` lines at the top) is one paragraph without
+its fences. The document's title (for ``context``) is its
 front matter's ``title``, else its first H1, else the file stem. Short paragraphs
 join a neighbour (see ``fragments``); long ones are cut into token-bounded
 segments between sentences. Every paragraph keeps the lines it was read
@@ -18,6 +21,7 @@ from.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +43,10 @@ _PRE = re.compile(r"^<pre(\s|>|$)", re.IGNORECASE)
 _PRE_END = "</pre>"
 # A GFM delimiter row: cells of one or more hyphens, each with an optional colon either side.
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-# The marks around a header cell and its backslash escapes: ``**Ver.**`` is "Ver.".
-_HEADER_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# The code marks around a header cell: ``[`format`](#dataTypeFormat)`` is "format".
+_HEADER_MARKS = re.compile(r"^(`+)(.+)\1$")
+# A table row's cell boundaries: a pipe, unless escaped (``a \| b`` is one cell holding "a | b").
+_CELL_BOUNDARY = re.compile(r"(?<!\\)\|")
 # What renders otherwise than it is written, outside code spans (matched first, so that markup quoted
 # in code stays): a line break tag (``C=US,<br>O=ISRG`` in a table cell) renders as a break, a space
 # here; an inline link or image (``[RFC 2119](https://… "title")``, ``![Configurable](badge.svg)``) or
@@ -52,9 +57,30 @@ _LINK_TEXT = r"\[((?:[^\[\]]|\[[^\]]*\](?:\([^)\s]*\))?)*)\]"
 _MARKUP = re.compile(
     r"(`+).+?\1|(<br\s*/?>)"
     rf"|!?{_LINK_TEXT}(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\]]*\])"
-    r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?",
+    r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?|<hr\s*/?>",
     re.IGNORECASE,
 )
+# Inline formatting, read in a block's text once its structure is known (outside code spans, matched
+# first): emphasis (``**Forbidden**``, ``*Note*``, ``_Rationale:_``) is its text; a backslash escape
+# (``\_``, ``\|``) its character; an entity reference (``&nbsp;``, ``&amp;``, ``&#8212;``) its
+# character, a no-break space a space; an autolink (``<https://www.cabforum.org>``) its address; a
+# phrasing HTML tag (``<b>``, ``</span>``) nothing. Emphasis follows CommonMark's flanking rules in
+# short: the opening run is not followed by a space and the closing one not preceded by one, and an
+# underscore run does not open or close inside a word (``snake_case_name`` stays).
+_ENTITY = r"(&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
+_INLINE = re.compile(
+    r"(`+).+?\1"
+    r"|\\([!-/:-@\[-`{-~])"
+    rf"|{_ENTITY}"
+    r"|<((?:https?|ftp|mailto):[^\s<>]*)>"
+    r"|</?(?:b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
+    r"|(\*{1,3})(?=[^\s*])(.+?)(?:(?<=[^\s*\\])|(?<=\\\*))\5(?!\*)"
+    r"|(?<![\w\\])(_{1,3})(?=[^\s_])(.+?)(?:(?<=[^\s_\\])|(?<=\\_))\7(?!\w)",
+    re.IGNORECASE,
+)
+# In an HTML ``<pre>`` block, which holds HTML, not Markdown: a tag (``<b>All users</b>``, the
+# ``<pre>`` itself) is nothing, an entity reference its character.
+_HTML = re.compile(rf"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|{_ENTITY}")
 # A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing;
 # a footnote (``[^1]: Deprecated.``) is text.
 _DEFINITION = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
@@ -83,6 +109,37 @@ def _rendered(match: re.Match[str]) -> str:
     return "" if text is None else _without_markup(text)
 
 
+def _formatted(match: re.Match[str]) -> str:
+    if match.group(1):  # a code span
+        return match.group(0)
+    if match.group(2):  # a backslash escape
+        return match.group(2)
+    if match.group(3):
+        return _entity(match.group(3))
+    if match.group(4):  # an autolink
+        return match.group(4)
+    emphasis = match.group(6) if match.group(5) else match.group(8)
+    return "" if emphasis is None else _inline(emphasis)  # a phrasing tag is nothing
+
+
+def _entity(reference: str) -> str:
+    """An entity reference's character (a no-break space as a space); an unknown one stays."""
+    return html.unescape(reference).replace("\N{NO-BREAK SPACE}", " ")
+
+
+def _html_text(text: str) -> str:
+    """A ``<pre>`` block's text as it renders: without its tags, its entity references read."""
+    return _HTML.sub(lambda match: _entity(match.group(1)) if match.group(1) else "", text)
+
+
+def _inline(text: str) -> str:
+    """Text as it renders, outside code spans: without emphasis marks, escapes, entity references and
+    phrasing HTML tags (``_INLINE``)."""
+    if not any(mark in text for mark in "*_\\&<"):
+        return text
+    return _INLINE.sub(_formatted, text)
+
+
 def _without_markup(line: str) -> str:
     """The line as it renders, outside code: links and images as their text, empty HTML anchors as
     nothing, line break tags as spaces."""
@@ -92,14 +149,19 @@ def _without_markup(line: str) -> str:
 
 
 def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    """A table row's cells, as written (an escaped pipe stays in its cell)."""
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return [cell.strip() for cell in _CELL_BOUNDARY.split(row)]
 
 
 def _header(cell: str) -> str:
-    """A header cell (read as it renders) as a label: without the emphasis or code marks around it,
-    its escapes undone (``[`format`](#dataTypeFormat)`` is "format")."""
-    match = _HEADER_MARKS.match(cell)
-    return _ESCAPE.sub(r"\1", match.group(2) if match else cell)
+    """A header cell as a label: as it renders, without the code marks around it (``**Ver.**`` is
+    "Ver.", ``[`format`](#dataTypeFormat)`` is "format")."""
+    label = _inline(cell)
+    match = _HEADER_MARKS.match(label)
+    return match.group(2) if match else label
 
 
 def _is_table(lines: list[str]) -> bool:
@@ -116,15 +178,16 @@ def _is_table(lines: list[str]) -> bool:
     return "|" in lines[1] and len(_cells(lines[0])) == len(_cells(lines[1]))
 
 
-def _block(outline: Outline, lines: list[str], first_line: int) -> None:
-    """A paragraph, fenced block or pipe table whose first line is ``first_line`` (1-based)."""
-    if not lines:
-        return
-    if _is_table(lines):
-        rows = [(number, _cells(line)) for number, line in enumerate(lines[2:], start=1)]
+def _block(outline: Outline, block: _Lines) -> None:
+    """A paragraph, code block or pipe table, its inline formatting read (not in code)."""
+    lines = block.lines
+    if not block.code and _is_table(lines):
+        rows = [(n, [_inline(cell) for cell in _cells(line)]) for n, line in enumerate(lines[2:], start=1)]
         outline.table([_header(cell) for cell in _cells(lines[0])], rows)
         return
-    outline.paragraph("\n".join(lines), lines=(first_line, first_line + len(lines) - 1))
+    text = "\n".join(lines if block.code else map(_inline, lines))
+    text = _html_text(text) if block.pre else text
+    outline.paragraph(text, lines=(block.first_line, block.first_line + len(lines) - 1))
 
 
 @dataclass(frozen=True)
@@ -137,6 +200,8 @@ class _Heading:
 class _Lines:
     lines: list[str]
     first_line: int
+    code: bool = False  # a fenced or ``<pre>`` block, or a front matter: no Markdown inside
+    pre: bool = False  # an HTML ``<pre>`` block: HTML inside
     front_matter: bool = False
 
     def title(self) -> str | None:
@@ -151,10 +216,10 @@ def _events(text: str) -> list[_Heading | _Lines]:
     block: list[str] = []
     start = 1
 
-    def flush(next_start: int) -> None:
+    def flush(next_start: int, *, code: bool = False, pre: bool = False) -> None:
         nonlocal block, start
         if block:
-            events.append(_Lines(block, start))
+            events.append(_Lines(block, start, code, pre))
         block, start = [], next_start
 
     fence: str | None = None
@@ -163,13 +228,13 @@ def _events(text: str) -> list[_Heading | _Lines]:
         end = next((n for n, line in enumerate(lines[1:], start=1) if _FRONT_MATTER_END.match(line)), None)
         if end is not None:
             if any(line.strip() for line in lines[1:end]):
-                events.append(_Lines(lines[1:end], 2, front_matter=True))
+                events.append(_Lines(lines[1:end], 2, code=True, front_matter=True))
             lines[: end + 1] = [""] * (end + 1)  # so line numbers stay those of the file
     for number, raw in enumerate(lines, start=1):
         if fence is not None:
             block.append(raw)
             if _PRE_END in raw.lower() if fence == _PRE_END else raw.strip().startswith(fence):
-                flush(number + 1)
+                flush(number + 1, code=True, pre=fence == _PRE_END)
                 fence = None
             continue
         line = "" if not block and _DEFINITION.match(raw) else _without_markup(raw)
@@ -191,10 +256,10 @@ def _events(text: str) -> list[_Heading | _Lines]:
         atx = _ATX.match(line)
         if atx:
             flush(number + 1)
-            events.append(_Heading(len(atx.group(1)), atx.group(2)))
+            events.append(_Heading(len(atx.group(1)), _inline(atx.group(2))))
             continue
         if _SETEXT.match(line) and len(block) == 1 and not block[0].lstrip().startswith("|"):
-            events.append(_Heading(1 if line.strip().startswith("=") else 2, block[0].strip()))
+            events.append(_Heading(1 if line.strip().startswith("=") else 2, _inline(block[0].strip())))
             block, start = [], number + 1
             continue
         if not line.strip():
@@ -203,7 +268,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
         if not block:
             start = number
         block.append(line)
-    flush(0)
+    flush(0, code=fence is not None, pre=fence == _PRE_END)
     return events
 
 
@@ -218,7 +283,7 @@ def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Ch
         if isinstance(event, _Heading):
             outline.heading(event.level, event.text)
         else:
-            _block(outline, event.lines, event.first_line)
+            _block(outline, event)
     drafts = block_drafts(outline.blocks, options, default_bucket=BUCKET)
     if not drafts:
         raise IngestError("file has no text", hint="check that it is not empty")
