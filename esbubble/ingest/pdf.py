@@ -54,6 +54,10 @@ _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their f
 # ending in a colon) is no heading, however bold.
 _RUNS_ON = re.compile(r"^[\u2022\u2023\u25a0\u25aa\u25cf\u25e6\u2219]|[^\W\d_]-$|:$")
 _ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"”]$")
+# An icon font's glyph alone on a line: an admonition's "i" or warning sign as asciidoctor-pdf sets
+# them, in a cell left of the note (U+F05A, U+F071). Private Use Area code points mean nothing to a
+# reader of the text, and such a line is neither text nor a heading.
+_ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
 _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                             "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
 _EDGE_LINES = 2
@@ -164,7 +168,7 @@ def _collect_lines(page: Any) -> list[_Line]:
     for line in lines:
         line.text = line_text(line.parts)
         line.size, line.bold = line.styles.most_common(1)[0][0]
-    return [line for line in lines if line.text]
+    return [line for line in lines if line.text and not _ICON_LINE.fullmatch(line.text)]
 
 
 def line_text(parts: Sequence[str]) -> str:
