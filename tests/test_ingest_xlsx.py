@@ -373,3 +373,33 @@ def test_a_question_naming_a_label_names_the_rows_that_hold_its_code(tmp_path: P
     assert [link_labels(c.context) for c in chunks if c.section == "Changes"] == [[]]
     # ingest stores each row's analysed cell values and linked labels, so a bubble reads them as they are
     assert all(c.terms is not None and c.terms.cells == cell_terms(c.text, c.context) for c in chunks)
+
+
+def test_a_value_wrapped_into_the_row_below_goes_on_under_its_label(tmp_path: Path) -> None:
+    """The layout of HL7 mCODE's ``IG information`` sheet: a title, label-value pairs, and a long
+    description carried on in the value column of the next row. The sheet is key-value, not a table
+    headed by its first pair, and the carried-on value reads under the label above it."""
+    rows: list[list[object]] = [
+        ["mCODE Data Dictionary"],
+        ["IG name", "MinimalCommonOncologyDataElements"],
+        ["# Profiles", 38],
+        ["Data elements", "Group: The general area of mCODE."],
+        [None, "Data Type: The kind of data that can be stored in an element."],
+        ["Value sets", "Title: The name of the value set."],
+    ]
+    chunks = read_document(_sheet(tmp_path / "ig.xlsx", rows), OPTIONS, doc_id="ig.xlsx")
+    assert [c.text for c in chunks] == [
+        "mCODE Data Dictionary",
+        "IG name: MinimalCommonOncologyDataElements",
+        "# Profiles: 38",
+        "Data elements: Group: The general area of mCODE.",
+        "Data elements: Data Type: The kind of data that can be stored in an element.",
+        "Value sets: Title: The name of the value set.",
+    ]
+
+
+def test_a_value_alone_on_the_first_row_is_no_key_value_sheet(tmp_path: Path) -> None:
+    """A value with no label above it continues nothing: the sheet is not read as pairs."""
+    rows: list[list[object]] = [[None, "Emissions"], ["Cotswold", "high"], ["Stroud", "low"], ["Bath", "low"]]
+    chunks = read_document(_sheet(tmp_path / "t.xlsx", rows), OPTIONS, doc_id="t.xlsx")
+    assert "Cotswold: high" not in [c.text for c in chunks]

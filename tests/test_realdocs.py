@@ -146,3 +146,19 @@ MULTI_SHEET_SETS = [
 def test_a_multi_sheet_sets_workbook_has_at_least_three_sheets_of_rows(name: str) -> None:
     sheets = {c.sheet_name for c in set_chunks(name) if c.doc_id.endswith(".xlsx") and c.row_number}
     assert len(sheets) >= 3
+
+
+def test_an_icon_fonts_glyph_alone_on_a_line_is_no_heading() -> None:
+    """The RISC-V SBI specification sets a note's sign (U+F05A) in a cell left of the note; it named
+    151 chunks' section. The note under 3.1 belongs to 3.1."""
+    chunks = [c for c in set_chunks("realdocs12") if c.doc_id == "riscv-sbi-v3.0.pdf"]
+    assert not [c.section for c in chunks if any("\ue000" <= char <= "\uf8ff" for char in c.section)]
+    (note,) = [c for c in chunks if c.text.startswith("hart_mask_base does not need to be an enabled")]
+    assert note.section.endswith("3.1. Hart list parameter")
+
+
+def test_a_key_value_sheets_value_wrapped_into_the_next_row_reads_under_its_label() -> None:
+    """HL7 mCODE's ``IG information`` sheet: label-value pairs, not a table headed by its first pair."""
+    texts = [c.text for c in set_chunks("realdocs12") if c.sheet_name == "IG information"]
+    assert "# Profiles: 38" in texts and "IG name: MinimalCommonOncologyDataElements" in texts
+    assert any(text.startswith("Data elements: Data Type: The kind of data") for text in texts)

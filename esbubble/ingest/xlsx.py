@@ -187,17 +187,33 @@ def _is_header_like(grid: _Grid, row: int) -> bool:
 def _is_key_value(grid: _Grid) -> bool:
     """Two columns at most, a distinct short text label left of every value, and the values mostly
     text: a sheet of ``label | value`` pairs, not a table whose first row names its columns (a
-    two-column table of numbers under a text header is a table)."""
+    two-column table of numbers under a text header is a table). A value alone under a labelled row
+    goes on with that row's value (a long description wrapped into the next row)."""
     rows = list(grid.rows.values())
     columns = {col for cells in rows for col in cells}
     if len(rows) < _MIN_KEY_VALUE_ROWS or len(columns) > 2:  # a key and a value
         return False
     label_column = min(columns)
-    labels = [cells.get(label_column, "") for cells in rows]
+    labels = [cells[label_column] for cells in rows if label_column in cells]
     short_labels = all(0 < len(label) <= _MAX_HEADER_CHARS for label in labels)
     pairs = [row for row, cells in grid.rows.items() if len(cells) == 2]
     mostly_text = 2 * sum(grid.text_only(row) for row in pairs) >= len(pairs)
-    return short_labels and len(set(labels)) == len(labels) and bool(pairs) and mostly_text
+    distinct = len(set(labels)) == len(labels) and label_column in rows[0]
+    return short_labels and distinct and bool(pairs) and mostly_text
+
+
+def _label_values(grid: _Grid, rows: list[int]) -> dict[int, Cell]:
+    """Each row of a key-value block (``_is_key_value``) as one ``Label: value`` cell; a value alone
+    under a labelled row reads with that row's label (``Data elements: Data Type: …``)."""
+    label_column = min(col for row in rows for col in grid.rows[row])
+    read: dict[int, Cell] = {}
+    label = ""
+    for row in rows:
+        cells = grid.rows[row]
+        label = cells.get(label_column, label)
+        values = [value for _, value in sorted(cells.items())]
+        read[row] = label_value(values if label_column in cells or not label else [label, *values])
+    return read
 
 
 def _below_a_block(grid: _Grid, order: list[int]) -> int | None:
@@ -359,21 +375,21 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
     header_rows, headers = ([], {}) if key_value else _headers(grid)
     columns = [headers[col] for col in sorted(headers)]
     # Rows above the header that are label-value pairs (a metadata block) read ``Label: value``.
-    above_pairs = bool(header_rows) and _is_key_value(
-        _Grid(
-            rows={r: cells for r, cells in grid.rows.items() if r < header_rows[0]},
-            texts=grid.texts,
-            horizontal_merges={},
-        )
+    above = _Grid(
+        rows={r: cells for r, cells in grid.rows.items() if header_rows and r < header_rows[0]},
+        texts=grid.texts,
+        horizontal_merges={},
     )
+    pairs = grid if key_value else above if header_rows and _is_key_value(above) else None
+    read = _label_values(pairs, list(pairs.rows)) if pairs is not None else {}
     rows: list[_Row] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
             continue
         above_header = bool(header_rows) and row < header_rows[0]
         row_cells = (
-            [label_value([value for _, value in sorted(cells.items())])]
-            if key_value or (above_header and above_pairs)
+            [read[row]]
+            if row in read
             else [
                 Cell(header="" if above_header else headers.get(col, ""), value=value)
                 for col, value in sorted(cells.items())
