@@ -49,3 +49,16 @@ def test_every_piece_fits_and_nothing_is_lost(parts: list[str], max_tokens: int)
 def test_text_that_fits_is_one_piece(parts: list[str]) -> None:
     text = normalise_space(" ".join(parts))
     assert segment_text(text, count_tokens(text) + 1) == ([text] if text else [])
+
+
+def test_a_fragment_before_a_sentence_too_long_for_a_piece_leads_it() -> None:
+    """A table's caption before its rows, which a PDF gives as one long "sentence": the caption goes
+    with the rows' first piece, not alone (``Table 5.`` was a chunk of its own); a sentence of a
+    quarter of the limit or more stays a piece of its own."""
+    rows = " ".join(f"sbi_call_{n} 0.1 {n} 0x0{n} N/A" for n in range(40))
+    pieces = segment_text(f"Table 5. Legacy Function List {rows}", 60)
+    assert pieces[0].startswith("Table 5. Legacy Function List sbi_call_0")
+    assert all(count_tokens(piece, "o200k_base") <= 60 for piece in pieces)
+    intro = "The legacy calls are listed below, each with the extension that replaces it now."
+    pieces = segment_text(f"{intro} Function Name SBI Version {rows}", 60)
+    assert pieces[0] == intro

@@ -5,7 +5,9 @@ Long paragraphs and long table rows become several chunks of at most
 (a full stop before a lower-case word or after an abbreviation such as
 ``Rev.`` or ``Fig.`` ends none);
 a sentence longer than the limit is cut between words, and a "word" longer
-than the limit (a URL, a hash) between characters, so every piece fits.
+than the limit (a URL, a hash) between characters, so every piece fits. What
+comes before such a sentence goes with it when it is short (a table's caption
+before its rows), so no piece is a fragment of a few tokens.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ _ABBREVIATIONS = frozenset((
     "mrs", "ms", "no", "nos", "p", "para", "pp", "rev", "sec", "secs", "sr", "st", "vol", "vols", "vs",
 ))  # fmt: skip
 _SPACE = re.compile(r"\s+")
+# A unit too long for one piece is cut between words anyway; what comes before it in the piece being
+# filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
+# the table's rows read as one sentence), rather than stand alone as a piece of a few tokens.
+_LEAD_SHARE = 4
 
 
 def normalise_space(text: str) -> str:
@@ -70,19 +76,24 @@ def _split_chars(word: str, max_tokens: int, encoding: str) -> list[str]:
     return pieces
 
 
-def pack(units: list[str], max_tokens: int, encoding: str, *, joiner: str = " ") -> list[str]:
+def pack(
+    units: list[str], max_tokens: int, encoding: str, *, joiner: str = " ", lead: bool = False
+) -> list[str]:
     """Greedily join consecutive units with ``joiner`` into pieces of at most ``max_tokens``.
 
-    A unit that alone exceeds the limit is split further (words, then characters).
+    A unit that alone exceeds the limit is split further (words, then characters); with ``lead``
+    (sentences, not words), a fragment before it goes with it (``_LEAD_SHARE``).
     """
     pieces: list[str] = []
     current = ""
     for unit in units:
         if count_tokens(unit, encoding) > max_tokens:
-            if current:
+            # a fragment (``Table 5.``) leads the unit it comes before
+            fragment = lead and bool(current) and count_tokens(current, encoding) * _LEAD_SHARE < max_tokens
+            if current and not fragment:
                 pieces.append(current)
-                current = ""
-            pieces.extend(_split_long(unit, max_tokens, encoding))
+            pieces.extend(_split_long(f"{current}{joiner}{unit}" if fragment else unit, max_tokens, encoding))
+            current = ""
             continue
         candidate = f"{current}{joiner}{unit}" if current else unit
         if count_tokens(candidate, encoding) <= max_tokens:
@@ -109,4 +120,4 @@ def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> li
         return []
     if count_tokens(flat, encoding) <= max_tokens:
         return [flat]
-    return pack(split_sentences(flat), max_tokens, encoding)
+    return pack(split_sentences(flat), max_tokens, encoding, lead=True)
