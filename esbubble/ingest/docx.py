@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ _HEADING = re.compile(r"^Heading (\d)$")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
+_T = qn("w:t")
 _OUTLINE_LEVEL = qn("w:outlineLvl")
 _VAL = qn("w:val")
 _BODY_LEVEL = 9
@@ -187,10 +189,29 @@ def _table(outline: Outline, table: Table) -> None:
     outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
 
 
+def _shown_texts(document: Any) -> Iterator[str]:
+    """The text of each paragraph of the document's body (tables' cells included) and of its pages'
+    headers and footers, as Word stores it."""
+    for paragraph in document.element.body.iter(_P):
+        yield "".join(text.text or "" for text in paragraph.iter(_T))
+    for section in document.sections:
+        for part in (section.header, section.footer, section.first_page_header, section.first_page_footer):
+            yield from (paragraph.text for paragraph in part.paragraphs)
+
+
 def _title(document: Any, path: Path) -> str:
-    """The document's own title (File > Properties), else the file stem."""
-    title = normalise_space(document.core_properties.title or "")
-    return title or path.stem
+    """The document's own title (File > Properties) when a paragraph of the document shows it, else
+    the file stem.
+
+    The property is often left over from the template or an earlier document: NASA's cFE
+    requirements carry "Swift Flight Software Requirements", the PEST++ manual "Licence". A title
+    the document never shows names something else, and as every chunk's ``context`` it would match
+    questions about that.
+    """
+    title = normalise_space(document.core_properties.title or "").lower()
+    if title and any(title in normalise_space(text).lower() for text in _shown_texts(document)):
+        return normalise_space(document.core_properties.title)
+    return path.stem
 
 
 def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
