@@ -191,7 +191,8 @@ def _table(outline: Outline, table: Table) -> None:
 
 def _shown_texts(document: Any) -> Iterator[str]:
     """The text of each paragraph of the document's body (tables' cells included) and of its pages'
-    headers and footers, as Word stores it."""
+    headers and footers, as Word stores it: its ``w:t`` runs, not ``_paragraph_text``, whose walk run
+    by run is slower, and a title the document never shows sends the search to its end."""
     for paragraph in document.element.body.iter(_P):
         yield "".join(text.text or "" for text in paragraph.iter(_T))
     for section in document.sections:
@@ -208,9 +209,10 @@ def _title(document: Any, path: Path) -> str:
     the document never shows names something else, and as every chunk's ``context`` it would match
     questions about that.
     """
-    title = normalise_space(document.core_properties.title or "").lower()
-    if title and any(title in normalise_space(text).lower() for text in _shown_texts(document)):
-        return normalise_space(document.core_properties.title)
+    title = normalise_space(document.core_properties.title or "")
+    wanted = title.lower()
+    if title and any(wanted in normalise_space(text).lower() for text in _shown_texts(document)):
+        return title
     return path.stem
 
 

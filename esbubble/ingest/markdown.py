@@ -54,8 +54,11 @@ _CELL_BOUNDARY = re.compile(r"(?<!\\)\|")
 # hold an image (a badge that links); an empty HTML anchor (``<a name="oasInfo"></a>``, ``<a id='x'></a>``)
 # as nothing: it is a link target for the page, not text.
 _LINK_TEXT = r"\[((?:[^\[\]]|\[[^\]]*\](?:\([^)\s]*\))?)*)\]"
+# A code span (``[not a link](x)`` in backticks): group 1 of the patterns that open with it, which
+# leave it as written.
+_CODE_SPAN = r"(`+).+?\1"
 _MARKUP = re.compile(
-    r"(`+).+?\1|(<br\s*/?>)"
+    _CODE_SPAN + r"|(<br\s*/?>)"
     rf"|!?{_LINK_TEXT}(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\]]*\])"
     r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?|<hr\s*/?>",
     re.IGNORECASE,
@@ -69,8 +72,7 @@ _MARKUP = re.compile(
 # underscore run does not open or close inside a word (``snake_case_name`` stays).
 _ENTITY = r"(&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
 _INLINE = re.compile(
-    r"(`+).+?\1"
-    r"|\\([!-/:-@\[-`{-~])"
+    _CODE_SPAN + r"|\\([!-/:-@\[-`{-~])"
     rf"|{_ENTITY}"
     r"|<((?:https?|ftp|mailto):[^\s<>]*)>"
     r"|</?(?:b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
