@@ -202,14 +202,13 @@ def _is_key_value(grid: _Grid) -> bool:
     return short_labels and distinct and bool(pairs) and mostly_text
 
 
-def _label_values(grid: _Grid, rows: list[int]) -> dict[int, Cell]:
+def _label_values(grid: _Grid) -> dict[int, Cell]:
     """Each row of a key-value block (``_is_key_value``) as one ``Label: value`` cell; a value alone
     under a labelled row reads with that row's label (``Data elements: Data Type: …``)."""
-    label_column = min(col for row in rows for col in grid.rows[row])
+    label_column = min(col for cells in grid.rows.values() for col in cells)
     read: dict[int, Cell] = {}
     label = ""
-    for row in rows:
-        cells = grid.rows[row]
+    for row, cells in grid.rows.items():
         label = cells.get(label_column, label)
         values = [value for _, value in sorted(cells.items())]
         read[row] = label_value(values if label_column in cells or not label else [label, *values])
@@ -381,7 +380,7 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
         horizontal_merges={},
     )
     pairs = grid if key_value else above if header_rows and _is_key_value(above) else None
-    read = _label_values(pairs, list(pairs.rows)) if pairs is not None else {}
+    read = _label_values(pairs) if pairs is not None else {}
     rows: list[_Row] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
