@@ -236,3 +236,42 @@ def test_a_code_listing_is_one_block(tmp_path: Path) -> None:
         "The device inserts it into untagged frames.",
         "$ esbubble ingest docs $ esbubble eval queries.jsonl",
     ]
+
+
+def test_a_field_table_without_a_header_row_reads_each_field(tmp_path: Path) -> None:
+    """A field table that starts with its first field (``agreementPeriod | A time period. The time
+    period during which …``) has no header row: a first row holding a sentence (more than five words
+    ending with a full stop) is a row, so no field's values are read under another field's name.
+    Short labels over it stay a header."""
+    document = docx.Document()
+    _table(
+        document,
+        [
+            ("agreementPeriod", "A time period. The time period during which the Agreement is in effect."),
+            ("completionDate", "A date time. Date at which the agreement is completed."),
+        ],
+    )
+    _table(document, [("Mandatory Attributes", "Rule"), ("engagedPartyRole", "At least one.")])
+    document.save(str(tmp_path / "fields.docx"))
+    chunks = read_document(tmp_path / "fields.docx", OPTIONS, doc_id="fields.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "agreementPeriod; A time period. The time period during which the Agreement is in effect."),
+        (2, "completionDate; A date time. Date at which the agreement is completed."),
+        (2, "Mandatory Attributes: engagedPartyRole; Rule: At least one."),
+    ]
+
+
+def test_a_table_of_one_column_is_one_text(tmp_path: Path) -> None:
+    """A one-column table is a box around text (``Request`` over its ``GET …`` line, ``Response`` over
+    its body), not a table of values: it reads as one text, so no row is a one-word chunk."""
+    document = docx.Document()
+    _table(
+        document,
+        [("Request",), ("GET /agreement/9706 Accept: application/json",), ("Response",), ("200 {}",)],
+    )
+    _table(document, [("",)])
+    document.save(str(tmp_path / "box.docx"))
+    chunks = read_document(tmp_path / "box.docx", OPTIONS, doc_id="box.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "Request GET /agreement/9706 Accept: application/json Response 200 {}")
+    ]

@@ -148,7 +148,7 @@ ANCHORS = """# Info Object
 
 <a name="infoObject"></a>The object provides metadata about the API.
 <a id="line-of-its-own"></a>
-Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> stays.
+Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> is its text.
 
 ```html
 <a id="kept"></a>
@@ -158,14 +158,15 @@ Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> stays.
 
 def test_empty_html_anchors_are_not_text(tmp_path: Path) -> None:
     """An empty anchor (``<a name="…"></a>``) renders as nothing, so it is not in a chunk's text;
-    one quoted in a code span or a fenced block is text, and so is a link with content."""
+    one quoted in a code span or a fenced block is text, and a link with content is its text, as a
+    Markdown link is."""
     (tmp_path / "info.md").write_text(ANCHORS, encoding="utf-8")
     chunks = read_document(tmp_path / "info.md", OPTIONS, doc_id="info")
     texts = [c.text for c in chunks]
     joined = "\n".join(texts)
     assert "The object provides metadata about the API." in joined
     assert '<a name="infoObject">' not in joined
-    assert 'Write `<a name="x"></a>` to mark a target; <a href="#info">a link</a> stays.' in joined
+    assert 'Write `<a name="x"></a>` to mark a target; a link is its text.' in joined
     # a line of anchors only is not a paragraph break: the paragraph around it stays one, lines 3-5
     paragraph = next(c for c in chunks if "metadata about the API. Write `" in c.text)
     assert (paragraph.line_start, paragraph.line_end) == (3, 5)
@@ -305,3 +306,74 @@ def test_inline_formatting_reads_as_it_renders_outside_code(tmp_path: Path) -> N
         ("Gate rules", "``` **literal** &amp; <b>kept</b> ```"),
         ("Gate rules", "Access > All users"),
     ]
+
+
+HTML_TABLE = """# Notice
+Effective May 4, 2026
+{: datetime="2026-05-04" }
+
+## Lawful bases {#lawful-bases}
+
+<table>
+  <thead>
+    <tr><th>What we use your data for</th><th>What data we process</th><th>Our lawful basis</th></tr>
+  </thead>
+  <tbody>
+    <tr>
+      <td><a id="how-we-use"></a>To provide the browser</td>
+      <td>
+        <ul>
+          <li>Technical data</li>
+          <li>Location</li>
+        </ul>
+      </td>
+      <td>
+        <p><strong>Contract</strong> to operate.</p>
+
+        <p>Learn about <a href="https://example.org/storage">storage settings</a> &amp; more.</p>
+      </td>
+    </tr>
+    <tr><td>To communicate with you</td><td>Contact data</td><td>Legitimate interest</td></tr>
+  </tbody>
+</table>
+
+Questions? Write to us.
+"""
+
+
+def test_an_html_table_reads_as_a_table(tmp_path: Path) -> None:
+    """An HTML ``<table>`` in Markdown gives one chunk per row under its ``<th>`` header, each cell as
+    it renders (a list's items set off by commas, a link as its text, entities read); a blank line
+    inside it does not end it. A kramdown attribute list, on its own line or after a heading, is
+    nothing."""
+    (tmp_path / "notice.md").write_text(HTML_TABLE, encoding="utf-8")
+    chunks = read_document(tmp_path / "notice.md", IngestOptions(min_chunk_tokens=0), doc_id="notice")
+    assert [(c.section, c.row_number, c.text) for c in chunks] == [
+        ("Notice", None, "Effective May 4, 2026"),
+        (
+            "Notice > Lawful bases",
+            1,
+            "What we use your data for: To provide the browser; What data we process: Technical data, "
+            "Location; Our lawful basis: Contract to operate. Learn about storage settings & more.",
+        ),
+        (
+            "Notice > Lawful bases",
+            2,
+            "What we use your data for: To communicate with you; What data we process: Contact data; "
+            "Our lawful basis: Legitimate interest",
+        ),
+        ("Notice > Lawful bases", None, "Questions? Write to us."),
+    ]
+    assert "What data we process" in chunks[1].context
+
+
+def test_an_html_table_without_th_cells_has_no_header(tmp_path: Path) -> None:
+    """A table whose first row is not all ``<th>`` has no header: each row is its values; a table
+    nested in a cell is read into that cell."""
+    (tmp_path / "t.md").write_text(
+        "# T\n\n<table><tr><td>Alpha</td><td>one</td></tr>\n"
+        "<tr><td>Beta</td><td><table><tr><td>two</td><td>three</td></tr></table></td></tr></table>\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(tmp_path / "t.md", IngestOptions(min_chunk_tokens=0), doc_id="t")
+    assert [(c.row_number, c.text) for c in chunks] == [(1, "Alpha; one"), (2, "Beta; two three")]

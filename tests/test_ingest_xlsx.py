@@ -12,6 +12,7 @@ from esbubble.core.named import NamedRows, cell_terms, link_labels
 from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
+from esbubble.ingest.read import read_file
 from esbubble.ingest.xlsx import has_uncached_formulas
 
 
@@ -44,10 +45,17 @@ def test_numbers_dates_and_formulas_render_for_people(tmp_path: Path) -> None:
 
 
 def test_hidden_sheets_skipped_unless_asked(tmp_path: Path) -> None:
+    """A hidden sheet is left out, and the file's reader warnings say so and how to read it."""
     path = make_workbook(tmp_path / "w.xlsx")
-    assert "Internal" not in {c.section for c in read_document(path, OPTIONS, doc_id="w")}
-    with_hidden = read_document(path, IngestOptions(include_hidden_sheets=True), doc_id="w")
-    assert [c.text for c in with_hidden if c.section == "Internal"] == ["Code: X1; Cost: secret cost"]
+    read = read_file(path, OPTIONS, doc_id="w")
+    assert "Internal" not in {c.section for c in read.chunks}
+    assert read.warnings == (
+        "sheet 'Internal' is hidden and was not read "
+        "(include_hidden_sheets = true in the profile's [ingest] reads it)",
+    )
+    with_hidden = read_file(path, IngestOptions(include_hidden_sheets=True), doc_id="w")
+    assert [c.text for c in with_hidden.chunks if c.section == "Internal"] == ["Code: X1; Cost: secret cost"]
+    assert with_hidden.warnings == ()
 
 
 def test_long_row_splits_into_continuations_keeping_row_number(tmp_path: Path) -> None:

@@ -5,8 +5,12 @@ with the number Word shows before it (``1.5 High Availability Support``:
 ``numbering``); text before the first heading has the file name as its
 section. The title in each chunk's ``context`` is the document's core
 title, else the file stem. A table's first row is
-its header when it has at least two non-empty cells; each further row is a
-chunk ``Header: value; …`` with ``row_number`` its row in the table. A key-value table, whose
+its header when it has at least two non-empty cells and none of them is a
+sentence (``is_header_row``: a field table starting with its first field has
+no header); each further row is a
+chunk ``Header: value; …`` with ``row_number`` its row in the table. A table of
+one column is a box around text (a code sample, a request and its response):
+one row of all its text. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
 header row: it is one record, a single chunk ``Description: …; Type: String; …`` numbered row 1.
 
@@ -40,7 +44,7 @@ from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.numbering import ListNumbers
 from esbubble.ingest.options import IngestOptions
-from esbubble.ingest.outline import Outline, is_key_value
+from esbubble.ingest.outline import Outline, is_header_row, is_key_value
 from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
@@ -179,12 +183,19 @@ def _row_values(row: Any) -> list[str]:
 
 def _table(outline: Outline, table: Table) -> None:
     rows = [_row_values(row) for row in table.rows]
+    if all(len(values) <= 1 for values in rows):
+        # A box around text (a code sample; ``Request`` over its ``GET …`` line, ``Response`` over
+        # ``200 {…}``), not a table of values: one row of all its text.
+        text = " ".join(value for values in rows for value in values if value)
+        if text:
+            outline.table([], [(1, [text])])
+        return
     if is_key_value(rows):
         outline.record(rows)
         return
     headers: list[str] = []
     start = 0
-    if rows and sum(1 for v in rows[0] if v) >= 2:
+    if rows and is_header_row(rows[0]):
         headers, start = rows[0], 1
     outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
 

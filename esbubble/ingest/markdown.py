@@ -3,14 +3,17 @@
 ATX (``## Access``) and setext headings build the heading path
 (``Site Memo > Access``); blank lines separate paragraphs; a fenced code
 block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a
-pipe table gives one chunk per row (``Header: value; …``). Text reads as it
+pipe table, or an HTML ``<table>`` up to its ``</table>`` (``html_table``),
+gives one chunk per row (``Header: value; …``). Text reads as it
 renders (``_without_markup``), outside code: a link or an image is its text
 (``[RFC 2119](https://…)`` is "RFC 2119"), a link reference definition
 (``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
 are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
-space. Once a block's structure is known, its inline formatting is read
-(``_inline``): emphasis, escapes, entity references, autolinks and phrasing
-HTML tags; an HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
+space; a kramdown attribute list is nothing too (``{: datetime="…" }`` on a
+line of its own, ``## Scope {#scope}``). Once a block's structure is known,
+its inline formatting is read (``_inline``): emphasis, escapes, entity
+references, autolinks and phrasing HTML tags (a link's ``<a href>`` too); an
+HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
 front matter block (between ``---`` lines at the top) is one paragraph without
 its fences. The document's title (for ``context``) is its
 front matter's ``title``, else its first H1, else the file stem. Short paragraphs
@@ -29,6 +32,7 @@ from pathlib import Path
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import finish
 from esbubble.ingest.fragments import block_drafts
+from esbubble.ingest.html_table import html_table
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline
 from esbubble.models import Chunk
@@ -38,9 +42,18 @@ _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^(```|~~~)")
 # An HTML <pre> block is preformatted text like a fence, closed by the line holding </pre> (CommonMark's
-# HTML block of type 1: blank lines inside it do not end it).
+# HTML block of type 1: blank lines inside it do not end it). An HTML <table> is read the same way, up to
+# the line holding </table>, and read as a table (``html_table``): a cell's blank line does not end it.
 _PRE = re.compile(r"^<pre(\s|>|$)", re.IGNORECASE)
 _PRE_END = "</pre>"
+_TABLE = re.compile(r"^<table(\s|>|$)", re.IGNORECASE)
+_TABLE_END = "</table>"
+_HTML_ENDS = (_PRE_END, _TABLE_END)
+# A kramdown block attribute list (``{: datetime="2026-05-04" }``, ``{:.note}``) on a line of its own
+# sets attributes of the block next to it and renders as nothing; so does a heading's attribute list
+# (``## Scope {#scope}``, ``{: #scope .x}``), in kramdown, Pandoc and PHP Markdown Extra alike.
+_ATTRIBUTE_LIST = re.compile(r"^\s*\{:[^{}]*\}\s*$")
+_HEADING_ATTRIBUTES = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # A GFM delimiter row: cells of one or more hyphens, each with an optional colon either side.
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 # The code marks around a header cell: ``[`format`](#dataTypeFormat)`` is "format".
@@ -67,15 +80,16 @@ _MARKUP = re.compile(
 # first): emphasis (``**Forbidden**``, ``*Note*``, ``_Rationale:_``) is its text; a backslash escape
 # (``\_``, ``\|``) its character; an entity reference (``&nbsp;``, ``&amp;``, ``&#8212;``) its
 # character, a no-break space a space; an autolink (``<https://www.cabforum.org>``) its address; a
-# phrasing HTML tag (``<b>``, ``</span>``) nothing. Emphasis follows CommonMark's flanking rules in
-# short: the opening run is not followed by a space and the closing one not preceded by one, and an
-# underscore run does not open or close inside a word (``snake_case_name`` stays).
+# phrasing HTML tag (``<b>``, ``</span>``, a link's ``<a href="…">`` and ``</a>``) nothing. Emphasis
+# follows CommonMark's flanking rules in short: the opening run is not followed by a space and the
+# closing one not preceded by one, and an underscore run does not open or close inside a word
+# (``snake_case_name`` stays).
 _ENTITY = r"(&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"
 _INLINE = re.compile(
     _CODE_SPAN + r"|\\([!-/:-@\[-`{-~])"
     rf"|{_ENTITY}"
     r"|<((?:https?|ftp|mailto):[^\s<>]*)>"
-    r"|</?(?:b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
+    r"|</?(?:a|b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
     r"|(\*{1,3})(?=[^\s*])(.+?)(?:(?<=[^\s*\\])|(?<=\\\*))\5(?!\*)"
     r"|(?<![\w\\])(_{1,3})(?=[^\s_])(.+?)(?:(?<=[^\s_\\])|(?<=\\_))\7(?!\w)",
     re.IGNORECASE,
@@ -181,8 +195,12 @@ def _is_table(lines: list[str]) -> bool:
 
 
 def _block(outline: Outline, block: _Lines) -> None:
-    """A paragraph, code block or pipe table, its inline formatting read (not in code)."""
+    """A paragraph, code block, pipe table or HTML table, its inline formatting read (not in code)."""
     lines = block.lines
+    if block.table:
+        headers, cells = html_table("\n".join(lines))
+        outline.table(headers, list(enumerate(cells, start=1)))
+        return
     if not block.code and _is_table(lines):
         rows = [(n, [_inline(cell) for cell in _cells(line)]) for n, line in enumerate(lines[2:], start=1)]
         outline.table([_header(cell) for cell in _cells(lines[0])], rows)
@@ -204,6 +222,7 @@ class _Lines:
     first_line: int
     code: bool = False  # a fenced or ``<pre>`` block, or a front matter: no Markdown inside
     pre: bool = False  # an HTML ``<pre>`` block: HTML inside
+    table: bool = False  # an HTML ``<table>``: HTML inside, read as a table
     front_matter: bool = False
 
     def title(self) -> str | None:
@@ -218,13 +237,13 @@ def _events(text: str) -> list[_Heading | _Lines]:
     block: list[str] = []
     start = 1
 
-    def flush(next_start: int, *, code: bool = False, pre: bool = False) -> None:
+    def flush(next_start: int, *, code: bool = False, html: str | None = None) -> None:
         nonlocal block, start
         if block:
-            events.append(_Lines(block, start, code, pre))
+            events.append(_Lines(block, start, code, html == _PRE_END, html == _TABLE_END))
         block, start = [], next_start
 
-    fence: str | None = None
+    fence: str | None = None  # what closes the open fenced block: its fence, or an HTML end tag
     lines = text.splitlines()
     if lines and lines[0].rstrip() == "---":
         end = next((n for n, line in enumerate(lines[1:], start=1) if _FRONT_MATTER_END.match(line)), None)
@@ -235,11 +254,12 @@ def _events(text: str) -> list[_Heading | _Lines]:
     for number, raw in enumerate(lines, start=1):
         if fence is not None:
             block.append(raw)
-            if _PRE_END in raw.lower() if fence == _PRE_END else raw.strip().startswith(fence):
-                flush(number + 1, code=True, pre=fence == _PRE_END)
+            if fence in raw.lower() if fence in _HTML_ENDS else raw.strip().startswith(fence):
+                flush(number + 1, code=True, html=fence if fence in _HTML_ENDS else None)
                 fence = None
             continue
-        line = "" if not block and _DEFINITION.match(raw) else _without_markup(raw)
+        nothing = (not block and _DEFINITION.match(raw)) or _ATTRIBUTE_LIST.match(raw)
+        line = "" if nothing else _without_markup(raw)
         if raw.strip() and not line.strip():
             # a line of anchors or link reference definitions only: nothing to read, and no paragraph
             # break either
@@ -251,17 +271,22 @@ def _events(text: str) -> list[_Heading | _Lines]:
             flush(number)
             block, fence = [line], fenced.group(1)
             continue
-        if _PRE.match(line.strip()) and _PRE_END not in line.lower():
+        html = _PRE_END if _PRE.match(line.strip()) else _TABLE_END if _TABLE.match(line.strip()) else None
+        if html is not None:
             flush(number)
-            block, fence = [line], _PRE_END
+            block = [line]
+            if html in line.lower():  # closed on its own line
+                flush(number + 1, code=True, html=html)
+            else:
+                fence = html
             continue
         atx = _ATX.match(line)
         if atx:
             flush(number + 1)
-            events.append(_Heading(len(atx.group(1)), _inline(atx.group(2))))
+            events.append(_Heading(len(atx.group(1)), _heading_text(atx.group(2))))
             continue
         if _SETEXT.match(line) and len(block) == 1 and not block[0].lstrip().startswith("|"):
-            events.append(_Heading(1 if line.strip().startswith("=") else 2, _inline(block[0].strip())))
+            events.append(_Heading(1 if line.strip().startswith("=") else 2, _heading_text(block[0])))
             block, start = [], number + 1
             continue
         if not line.strip():
@@ -270,8 +295,13 @@ def _events(text: str) -> list[_Heading | _Lines]:
         if not block:
             start = number
         block.append(line)
-    flush(0, code=fence is not None, pre=fence == _PRE_END)
+    flush(0, code=fence is not None, html=fence if fence in _HTML_ENDS else None)
     return events
+
+
+def _heading_text(text: str) -> str:
+    """A heading as it renders: without its attribute list (``{#scope}``), its inline formatting read."""
+    return _inline(_HEADING_ATTRIBUTES.sub("", text.strip()))
 
 
 def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:

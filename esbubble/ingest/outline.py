@@ -110,6 +110,22 @@ class Outline:
         )
 
 
+# A header cell is a label: a cell of more than this many words ending as a sentence does is a value.
+_LABEL_WORDS = 5
+
+
+def is_header_row(values: Sequence[str]) -> bool:
+    """A table's first row names its columns: at least two non-empty cells, none of them a sentence
+    (more than ``_LABEL_WORDS`` words ending with a full stop). A field table that has no header row
+    starts with its first field (``agreementPeriod | A time period. The time period during which …``;
+    SARIF's ``theSarifLog | The root object of the SARIF log file.``), which as a header would name
+    every other row's values."""
+    cells = [value for value in values if value]
+    return len(cells) >= 2 and not any(
+        value.endswith(".") and len(value.split()) > _LABEL_WORDS for value in cells
+    )
+
+
 def is_key_value(rows: Sequence[Sequence[str]]) -> bool:
     """A table of labelled values with no header row: its first cell is a label (ends with a colon,
     as a column header does not) and so are at least half of its rows' first cells

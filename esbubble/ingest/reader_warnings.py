@@ -5,7 +5,9 @@ pointing object …") and openpyxl calls ``warnings.warn`` ("Data Validation
 extension is not supported …"). Left alone, both end up on stderr as raw
 lines with Python source positions, between esbubble's own output and
 unrelated to the file they concern. ``captured_reader_warnings`` collects them
-while one file is read, so the ingest report can list them under that file.
+while one file is read, so the ingest report can list them under that file,
+with the ``ReaderNote`` warnings of esbubble's own readers (a hidden sheet
+left out), which read without a library's name.
 
 ``warnings.catch_warnings`` swaps process-wide state: ingest reads one file at a
 time, on one thread, which is what makes this safe.
@@ -21,6 +23,13 @@ from collections.abc import Iterator
 from pathlib import PurePath
 
 LIBRARIES: tuple[str, ...] = ("pypdf", "openpyxl", "docx")
+
+
+class ReaderNote(UserWarning):
+    """What one of esbubble's own readers left out of a file on purpose (a hidden sheet), warned
+    while reading it so the ingest report lists it under the file with the libraries' warnings."""
+
+
 MAX_DISTINCT = 20  # a damaged PDF can log the same complaint for every object
 
 
@@ -37,6 +46,13 @@ class _Collect(logging.Handler):
 def _library_of(filename: str) -> str:
     parts = PurePath(filename).parts
     return next((name for name in LIBRARIES if name in parts), "python")
+
+
+def _message(warning: warnings.WarningMessage) -> str:
+    """A warning as the report lists it: a reader note as it is, a library's after the library's name."""
+    if issubclass(warning.category, ReaderNote):
+        return str(warning.message)
+    return f"{_library_of(warning.filename)}: {warning.message}"
 
 
 def summarise(messages: list[str]) -> list[str]:
@@ -70,5 +86,5 @@ def captured_reader_warnings() -> Iterator[list[str]]:
             for logger, propagate in zip(loggers, saved, strict=True):
                 logger.removeHandler(handler)
                 logger.propagate = propagate
-            messages.extend(f"{_library_of(w.filename)}: {w.message}" for w in caught)
+            messages.extend(map(_message, caught))
             result.extend(summarise(messages))

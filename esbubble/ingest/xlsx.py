@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 import zipfile
 from collections import Counter
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, label_val
 from esbubble.ingest.links import TableRow, code_labels, links
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.package import check_package
+from esbubble.ingest.reader_warnings import ReaderNote
 from esbubble.ingest.values import render_value
 from esbubble.models import Chunk
 
@@ -422,7 +424,8 @@ def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
 
 
 def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
-    """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``)."""
+    """Chunks of every visible sheet (hidden ones too if ``include_hidden_sheets``; a hidden sheet
+    left out is warned as a ``ReaderNote``, so the ingest report says it exists)."""
     check_package(path, "workbook")
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
@@ -430,6 +433,13 @@ def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     rows: list[_Row] = []
     for sheet in values.worksheets:
         if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
+            warnings.warn(
+                ReaderNote(
+                    f"sheet {sheet.title!r} is hidden and was not read "
+                    "(include_hidden_sheets = true in the profile's [ingest] reads it)"
+                ),
+                stacklevel=2,
+            )
             continue
         rows.extend(_sheet_rows(title, sheet.title, _grid(sheet, formulas)))
     return finish(doc_id, "xlsx", _drafts(rows, options), options)
