@@ -377,3 +377,13 @@ def test_an_html_table_without_th_cells_has_no_header(tmp_path: Path) -> None:
     )
     chunks = read_document(tmp_path / "t.md", IngestOptions(min_chunk_tokens=0), doc_id="t")
     assert [(c.row_number, c.text) for c in chunks] == [(1, "Alpha; one"), (2, "Beta; two three")]
+
+
+def test_an_html_table_the_file_ends_inside_keeps_its_rows(tmp_path: Path) -> None:
+    """A table with no ``</table>`` (a file cut short) is read to the end of the file, its last row too."""
+    (tmp_path / "cut.md").write_text(
+        "# Cut\n\n<table>\n<tr><th>Term</th><th>Meaning</th></tr>\n<tr><td>CA</td><td>contract attribute",
+        encoding="utf-8",
+    )
+    chunks = read_document(tmp_path / "cut.md", IngestOptions(min_chunk_tokens=0), doc_id="cut")
+    assert [(c.row_number, c.text) for c in chunks] == [(1, "Term: CA; Meaning: contract attribute")]

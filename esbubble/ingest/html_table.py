@@ -67,6 +67,10 @@ class _Rows(HTMLParser):
         if self._cell is not None:
             self._cell.append(data)
 
+    def close(self) -> None:
+        super().close()
+        self._end_row()  # a table cut short (no ``</table>``) keeps the row it was in
+
     def _separate(self, separator: str) -> None:
         if self._cell is not None and "".join(self._cell).strip():
             self._cell.append(separator)
@@ -88,7 +92,6 @@ def html_table(text: str) -> tuple[list[str], list[list[str]]]:
     parser = _Rows()
     parser.feed(text)
     parser.close()
-    parser._end_row()
     rows = parser.rows
     if rows and rows[0][1]:
         return rows[0][0], [cells for cells, _ in rows[1:]]
