@@ -203,12 +203,15 @@ def _table(outline: Outline, table: Table) -> None:
 def _shown_texts(document: Any) -> Iterator[str]:
     """The text of each paragraph of the document's body (tables' cells included) and of its pages'
     headers and footers, as Word stores it: its ``w:t`` runs, not ``_paragraph_text``, whose walk run
-    by run is slower, and a title the document never shows sends the search to its end."""
+    by run is slower, and a title the document never shows sends the search to its end. A header or
+    footer linked to the previous section's is that one, read once (python-docx would look it up
+    again for every section, and add an empty one to a document that has none)."""
     for paragraph in document.element.body.iter(_P):
         yield "".join(text.text or "" for text in paragraph.iter(_T))
     for section in document.sections:
         for part in (section.header, section.footer, section.first_page_header, section.first_page_footer):
-            yield from (paragraph.text for paragraph in part.paragraphs)
+            if not part.is_linked_to_previous:
+                yield from (paragraph.text for paragraph in part.paragraphs)
 
 
 def _title(document: Any, path: Path) -> str:

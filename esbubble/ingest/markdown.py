@@ -221,9 +221,18 @@ class _Lines:
     lines: list[str]
     first_line: int
     code: bool = False  # a fenced or ``<pre>`` block, or a front matter: no Markdown inside
-    pre: bool = False  # an HTML ``<pre>`` block: HTML inside
-    table: bool = False  # an HTML ``<table>``: HTML inside, read as a table
+    html: str | None = None  # an HTML block's end tag (``_HTML_ENDS``): HTML inside
     front_matter: bool = False
+
+    @property
+    def pre(self) -> bool:
+        """An HTML ``<pre>`` block: preformatted, its tags left out."""
+        return self.html == _PRE_END
+
+    @property
+    def table(self) -> bool:
+        """An HTML ``<table>``: read as a table."""
+        return self.html == _TABLE_END
 
     def title(self) -> str | None:
         """A front matter's ``title`` (a plain or quoted scalar)."""
@@ -240,7 +249,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
     def flush(next_start: int, *, code: bool = False, html: str | None = None) -> None:
         nonlocal block, start
         if block:
-            events.append(_Lines(block, start, code, html == _PRE_END, html == _TABLE_END))
+            events.append(_Lines(block, start, code, html))
         block, start = [], next_start
 
     fence: str | None = None  # what closes the open fenced block: its fence, or an HTML end tag

@@ -23,14 +23,12 @@ from collections.abc import Iterator
 from pathlib import PurePath
 
 LIBRARIES: tuple[str, ...] = ("pypdf", "openpyxl", "docx")
+MAX_DISTINCT = 20  # a damaged PDF can log the same complaint for every object
 
 
 class ReaderNote(UserWarning):
     """What one of esbubble's own readers left out of a file on purpose (a hidden sheet), warned
     while reading it so the ingest report lists it under the file with the libraries' warnings."""
-
-
-MAX_DISTINCT = 20  # a damaged PDF can log the same complaint for every object
 
 
 class _Collect(logging.Handler):
