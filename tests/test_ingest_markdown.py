@@ -387,3 +387,60 @@ def test_an_html_table_the_file_ends_inside_keeps_its_rows(tmp_path: Path) -> No
     )
     chunks = read_document(tmp_path / "cut.md", IngestOptions(min_chunk_tokens=0), doc_id="cut")
     assert [(c.row_number, c.text) for c in chunks] == [(1, "Term: CA; Meaning: contract attribute")]
+
+
+CLAUSES = """# Data Processing Agreement
+
+1. <span class="header_2">Processing</span>
+
+    1. <span class="header_3">Processing Details.</span>  Annex I describes the subject matter.
+
+    2. **Subprocessors.**
+
+        a. Provider will not hand over data to a Subprocessor unless Customer approves.
+
+        b. Provider remains fully liable for its Subprocessors.
+
+    3. <span class="header_3">Customer Processing.</span>  Customer will comply with Applicable Laws.
+
+2. <span class="header_2">Restricted Transfers</span>
+
+    1. The module applies as follows:
+
+        i. The optional docking clause does not apply.
+
+A closing paragraph under no clause.
+"""
+
+
+def test_list_items_that_title_the_items_under_them_are_headings(tmp_path: Path) -> None:
+    """An agreement's clauses as a numbered list: an item of a short title alone (``1. Processing``,
+    ``2. **Subprocessors.**``) with items indented under it heads them, with its number, up to the
+    next block indented no deeper; a lead-in ending in a colon and an item with text of its own do not."""
+    (tmp_path / "dpa.md").write_text(CLAUSES, encoding="utf-8")
+    chunks = read_document(tmp_path / "dpa.md", IngestOptions(min_chunk_tokens=0), doc_id="dpa")
+    title = "Data Processing Agreement"
+    assert [(c.section, c.text) for c in chunks] == [
+        (f"{title} > 1. Processing", "1. Processing Details. Annex I describes the subject matter."),
+        (
+            f"{title} > 1. Processing > 2. Subprocessors.",
+            "a. Provider will not hand over data to a Subprocessor unless Customer approves.",
+        ),
+        (
+            f"{title} > 1. Processing > 2. Subprocessors.",
+            "b. Provider remains fully liable for its Subprocessors.",
+        ),
+        (f"{title} > 1. Processing", "3. Customer Processing. Customer will comply with Applicable Laws."),
+        (f"{title} > 2. Restricted Transfers", "1. The module applies as follows:"),
+        (f"{title} > 2. Restricted Transfers", "i. The optional docking clause does not apply."),
+        (title, "A closing paragraph under no clause."),
+    ]
+    assert chunks[1].context == f"{title} > 1. Processing > 2. Subprocessors."
+
+
+def test_a_document_whose_first_heading_is_a_list_title_keeps_its_file_title(tmp_path: Path) -> None:
+    (tmp_path / "terms.md").write_text(
+        "1. Definitions\n\n   a. Service means the hosted product.\n", encoding="utf-8"
+    )
+    (chunk,) = read_document(tmp_path / "terms.md", IngestOptions(min_chunk_tokens=0), doc_id="terms")
+    assert (chunk.section, chunk.context) == ("1. Definitions", "terms > 1. Definitions")

@@ -616,6 +616,14 @@ def test_typeset_ligatures_read_as_their_letters() -> None:
     )
 
 
+def test_zero_width_characters_are_left_out() -> None:
+    """Google Docs prints a zero-width space either side of a code-formatted word; it is invisible,
+    so the line reads without it (and without the spaces it leaves doubled)."""
+    assert line_text(
+        ["using a \u200b", "cms", "\u200b attribute", "\u2060 in the top-level\ufeff element"]
+    ) == ("using a cms attribute in the top-level element")
+
+
 def test_bold_words_in_a_paragraph_are_no_heading_and_a_wrapped_heading_is_one(tmp_path: Path) -> None:
     """A body-size bold line right under a body line that ends no sentence, or right over one that goes
     on in lower case, is part of the paragraph. A heading wrapped over two lines is one heading; a

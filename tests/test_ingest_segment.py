@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from esbubble.core.tokens import count_tokens
-from esbubble.ingest.segment import normalise_space, segment_text, split_sentences
+from esbubble.ingest.segment import normalise_space, pack, segment_text, split_sentences
 
 words = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30
@@ -62,3 +62,34 @@ def test_a_fragment_before_a_sentence_too_long_for_a_piece_leads_it() -> None:
     intro = "The legacy calls are listed below, each with the extension that replaces it now."
     pieces = segment_text(f"{intro} Function Name SBI Version {rows}", 60)
     assert pieces[0] == intro
+
+
+def test_a_list_item_that_fits_a_piece_is_not_cut() -> None:
+    """A paragraph of items that run on (a PDF's parameter list) is cut between items where an item
+    fits a piece: a parameter's default stays with its name. Greedy packing by sentence cut the
+    ``diminish`` item after its first sentence, its default going into the next piece."""
+    items = [
+        "● fractal3d : Zero-centered 3D Fractal noise, created by summing several octaves of noise.",
+        "○ amplitude (float): the center-to-peak amplitude of the noise. Default is 1.0.",
+        "○ octaves (integer): the number of octaves of noise to be summed. Default is 3.",
+        "○ diminish (float): the rate at which noise amplitude is diminished for each octave. "
+        "Should be between 0.0 and 1.0; default is 0.5.",
+        "○ position (vector3): the 3D position at which the noise is evaluated.",
+    ]
+    text = " ".join(items)
+    half = items[3].split(" Should")[0]
+    limit = count_tokens(" ".join([*items[:3], half]), "o200k_base")  # room for half of the fourth item
+    pieces = segment_text(text, limit)
+    assert pieces == [" ".join(items[:3]), " ".join(items[3:])]
+    # packed by sentence alone, the first piece takes the diminish item's first sentence
+    by_sentence = pack(split_sentences(text), limit, "o200k_base", lead=True)
+    assert by_sentence[0].endswith("diminished for each octave.")
+
+
+def test_an_item_too_long_for_a_piece_is_cut_between_its_sentences() -> None:
+    long_item = "• " + " ".join(f"Sentence number {n} of the item says a little more." for n in range(20))
+    pieces = segment_text(f"• A short item. {long_item} • The last item.", 40)
+    assert all(count_tokens(piece, "o200k_base") <= 40 for piece in pieces)
+    assert normalise_space(" ".join(pieces)) == normalise_space(
+        f"• A short item. {long_item} • The last item."
+    )

@@ -10,7 +10,9 @@ renders (``_without_markup``), outside code: a link or an image is its text
 (``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
 are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
 space; a kramdown attribute list is nothing too (``{: datetime="…" }`` on a
-line of its own, ``## Scope {#scope}``). Once a block's structure is known,
+line of its own, ``## Scope {#scope}``). A list item that titles the items
+indented under it (an agreement's ``3. Restricted Transfers``) is a heading
+(``_list_titles``). Once a block's structure is known,
 its inline formatting is read (``_inline``): emphasis, escapes, entity
 references, autolinks and phrasing HTML tags (a link's ``<a href>`` too); an
 HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
@@ -25,6 +27,7 @@ from.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +103,12 @@ _HTML = re.compile(rf"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|{_ENTITY}")
 # A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing;
 # a footnote (``[^1]: Deprecated.``) is text.
 _DEFINITION = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
+# A list item's marker and indent: ``1.``, ``2)``, ``a.``, ``iv.``, ``-``, ``*``, ``+``.
+_LIST_ITEM = re.compile(r"^( *)(?:\d{1,3}[.)]|[A-Za-z][.)]|[ivxlc]{1,6}[.)]|[-*+])\s+(\S.*)$")
+# A list item that is a clause's title has at most this many words and is no lead-in (``…, the
+# following applies:``).
+_TITLE_WORDS = 10
+_LEAD_IN_ENDS = (":", ";", ",")
 # YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 _FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")
@@ -308,6 +317,56 @@ def _events(text: str) -> list[_Heading | _Lines]:
     return events
 
 
+@dataclass(frozen=True)
+class _End:
+    """The end of the list items a title item heads: the heading path goes back above ``level``."""
+
+    level: int
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _list_titles(events: list[_Heading | _Lines]) -> list[_Heading | _Lines | _End]:
+    """Events with every list item that titles the items under it read as a heading.
+
+    Agreements written in Markdown number their clauses as a list: ``1. Restricted Transfers`` (or
+    ``6. **Subprocessors.**``) alone on its lines, then the clauses as items indented under it. Such
+    an item (a paragraph of one line, at most ``_TITLE_WORDS`` words, no lead-in ending in a colon,
+    the next block a list item indented deeper) heads the items under it as a heading does, one level
+    below the heading above it or the title item it is nested in, up to the next block indented no
+    deeper than it (``_End``); it reads with its marker (``3. Restricted Transfers``), as a numbered
+    heading does, so a citation can name the clause.
+    """
+    read: list[_Heading | _Lines | _End] = []
+    level = 0  # the level of the last Markdown heading
+    titles: list[int] = []  # the indents of the title items open under it
+    for event, following in itertools.zip_longest(events, events[1:]):
+        if isinstance(event, _Heading):
+            level, titles = event.level, []
+            read.append(event)
+            continue
+        indent = _indent(event.lines[0])
+        open_titles = [title for title in titles if title < indent]
+        if len(open_titles) < len(titles):
+            read.append(_End(level + len(open_titles) + 1))
+        titles = open_titles
+        item = _LIST_ITEM.match(event.lines[0]) if len(event.lines) == 1 and not event.code else None
+        title = _inline(item.group(2)).strip() if item else ""
+        nested = (
+            isinstance(following, _Lines)
+            and _LIST_ITEM.match(following.lines[0]) is not None
+            and _indent(following.lines[0]) > indent
+        )
+        if not (item and nested) or len(title.split()) > _TITLE_WORDS or title.endswith(_LEAD_IN_ENDS):
+            read.append(event)
+            continue
+        titles.append(indent)
+        read.append(_Heading(level + len(titles), " ".join(_inline(event.lines[0]).split())))
+    return read
+
+
 def _heading_text(text: str) -> str:
     """A heading as it renders: without its attribute list (``{#scope}``), its inline formatting read."""
     return _inline(_HEADING_ATTRIBUTES.sub("", text.strip()))
@@ -320,9 +379,11 @@ def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Ch
     first = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), None)
     title = front or first or path.stem
     outline = Outline(title, path.name, options, bucket=BUCKET)
-    for event in events:
+    for event in _list_titles(events):
         if isinstance(event, _Heading):
             outline.heading(event.level, event.text)
+        elif isinstance(event, _End):
+            outline.up(event.level)
         else:
             _block(outline, event)
     drafts = block_drafts(outline.blocks, options, default_bucket=BUCKET)

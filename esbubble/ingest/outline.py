@@ -50,7 +50,12 @@ class Outline:
         return [text for _, text in self.trail]
 
     def heading(self, level: int, text: str) -> None:
-        self.trail = [(lvl, t) for lvl, t in self.trail if lvl < level] + [(level, text)]
+        self.up(level)
+        self.trail.append((level, text))
+
+    def up(self, level: int) -> None:
+        """Leave the headings at ``level`` and below: what follows is under the heading above them."""
+        self.trail = [(lvl, t) for lvl, t in self.trail if lvl < level]
 
     def paragraph(self, text: str, *, lines: tuple[int, int] | None = None) -> None:
         section = self.section

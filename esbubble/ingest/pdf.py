@@ -39,7 +39,7 @@ from esbubble.ingest.drafts import Paragraph, chunk_context, finish
 from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
-from esbubble.ingest.segment import normalise_space
+from esbubble.ingest.segment import BULLETS, normalise_space
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -52,14 +52,18 @@ _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
 # ending in a colon) is no heading, however bold.
-_RUNS_ON = re.compile(r"^[\u2022\u2023\u25a0\u25aa\u25cf\u25e6\u2219]|[^\W\d_]-$|:$")
+_RUNS_ON = re.compile(rf"^[{BULLETS}]|[^\W\d_]-$|:$")
 _ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"”]$")
 # An icon font's glyph alone on a line: an admonition's "i" or warning sign as asciidoctor-pdf sets
 # them, in a cell left of the note (U+F05A, U+F071). Private Use Area code points mean nothing to a
 # reader of the text, and such a line is neither text nor a heading.
 _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
-_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-                            "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
+# How typeset text reads: a ligature as its letters; a zero-width space, word joiner or byte order mark
+# as nothing (Google Docs prints one either side of a code-formatted word, ``a \u200b cms \u200b
+# attribute``: invisible, yet tokens to the tokenizer and a break in a phrase a question quotes).
+_TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                          "\ufb05": "st", "\ufb06": "st",
+                          "\u200b": None, "\u2060": None, "\ufeff": None})  # fmt: skip
 _EDGE_LINES = 2
 _FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
 _RUNNING_PAGES = 3
@@ -172,9 +176,9 @@ def _collect_lines(page: Any) -> list[_Line]:
 
 
 def line_text(parts: Sequence[str]) -> str:
-    """A line's runs as text: spaces normalised, typeset ligatures as their letters (``Diﬃe`` must
-    match a question's "Diffie")."""
-    return normalise_space("".join(parts)).translate(_LIGATURES)
+    """A line's runs as text: typeset ligatures as their letters (``Diﬃe`` must match a question's
+    "Diffie"), zero-width characters left out, spaces normalised."""
+    return normalise_space("".join(parts).translate(_TYPESET))
 
 
 def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:

@@ -7,7 +7,9 @@ Long paragraphs and long table rows become several chunks of at most
 a sentence longer than the limit is cut between words, and a "word" longer
 than the limit (a URL, a hash) between characters, so every piece fits. What
 comes before such a sentence goes with it when it is short (a table's caption
-before its rows), so no piece is a fragment of a few tokens.
+before its rows), so no piece is a fragment of a few tokens. A list item
+running on inside a paragraph (``○ diminish (float): …``) is not cut when it
+fits in a piece.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ _ABBREVIATIONS = frozenset((
     "mrs", "ms", "no", "nos", "p", "para", "pp", "rev", "sec", "secs", "sr", "st", "vol", "vols", "vs",
 ))  # fmt: skip
 _SPACE = re.compile(r"\s+")
+# The bullets a list item opens with (``•``, ``●``, ``○``, ``▪``, ``■``…), as PDFs and plain text set them.
+BULLETS = "\u2022\u2023\u25a0\u25aa\u25cb\u25cf\u25e6\u2219"
+# Where a list item starts inside a paragraph whose items run on (``● fractal3d : … ○ amplitude (float):
+# … ○ octaves (integer): …``): before a bullet and its space.
+_ITEM_START = re.compile(rf" (?=[{BULLETS}] )")
 # A unit too long for one piece is cut between words anyway; what comes before it in the piece being
 # filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
 # the table's rows read as one sentence), rather than stand alone as a piece of a few tokens.
@@ -114,10 +121,18 @@ def _split_long(unit: str, max_tokens: int, encoding: str) -> list[str]:
 
 
 def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> list[str]:
-    """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences."""
+    """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences.
+
+    A list item that runs on inside the paragraph (``_ITEM_START``) and fits in a piece is not cut:
+    the pieces are packed from such items whole and from the sentences of the rest, so a parameter's
+    default stays with its name (``○ diminish (float): the rate … for each octave. … default is 0.5.``).
+    """
     flat = normalise_space(text)
     if not flat:
         return []
     if count_tokens(flat, encoding) <= max_tokens:
         return [flat]
-    return pack(split_sentences(flat), max_tokens, encoding, lead=True)
+    units: list[str] = []
+    for item in _ITEM_START.split(flat):
+        units.extend([item] if count_tokens(item, encoding) <= max_tokens else split_sentences(item))
+    return pack(units, max_tokens, encoding, lead=True)
