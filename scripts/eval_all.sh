@@ -46,6 +46,10 @@
 #     agreement in Markdown, an 8-sheet education data-dictionary workbook, a Word data
 #     documentation, a PDF material-description specification), default profile, index
 #     esbubble-realdocs14;
+#   - the fifteenth real-document set (data/realdocs15, questions written blind; a trademark
+#     policy in Markdown, a 3-sheet plant-phenotyping checklist workbook, a Word human-services
+#     data specification, a PDF sequence-alignment format specification), default profile, index
+#     esbubble-realdocs15;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -56,7 +60,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
