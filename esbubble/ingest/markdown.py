@@ -38,6 +38,7 @@ from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.html_table import html_table
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline
+from esbubble.ingest.segment import normalise_space
 from esbubble.models import Chunk
 
 BUCKET = "Text"
@@ -363,7 +364,7 @@ def _list_titles(events: list[_Heading | _Lines]) -> list[_Heading | _Lines | _E
             read.append(event)
             continue
         titles.append(indent)
-        read.append(_Heading(level + len(titles), " ".join(_inline(event.lines[0]).split())))
+        read.append(_Heading(level + len(titles), normalise_space(_inline(event.lines[0]))))
     return read
 
 

@@ -132,7 +132,10 @@ def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> li
         return []
     if count_tokens(flat, encoding) <= max_tokens:
         return [flat]
+    items = _ITEM_START.split(flat)
+    if len(items) == 1:  # no list items: the text is over the limit, counted above
+        return pack(split_sentences(flat), max_tokens, encoding, lead=True)
     units: list[str] = []
-    for item in _ITEM_START.split(flat):
+    for item in items:
         units.extend([item] if count_tokens(item, encoding) <= max_tokens else split_sentences(item))
     return pack(units, max_tokens, encoding, lead=True)
