@@ -50,6 +50,10 @@
 #     policy in Markdown, a 3-sheet plant-phenotyping checklist workbook, a Word human-services
 #     data specification, a PDF sequence-alignment format specification), default profile, index
 #     esbubble-realdocs15;
+#   - the sixteenth real-document set (data/realdocs16, questions written blind; a preservation
+#     plan in Markdown, an 8-sheet open-source policy template workbook, a Word metadata
+#     application profile, a PDF climate-data conventions specification), default profile, index
+#     esbubble-realdocs16;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -60,7 +64,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
