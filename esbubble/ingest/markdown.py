@@ -256,10 +256,13 @@ def _events(text: str) -> list[_Heading | _Lines]:
     block: list[str] = []
     start = 1
 
-    def flush(next_start: int, *, code: bool = False, html: str | None = None) -> None:
+    def flush(next_start: int, *, closing: str | None = None) -> None:
+        """End the open block; ``closing`` is what closed it when it is a fenced or HTML block (a fence,
+        or an HTML end tag)."""
         nonlocal block, start
         if block:
-            events.append(_Lines(block, start, code, html))
+            html = closing if closing in _HTML_ENDS else None
+            events.append(_Lines(block, start, code=closing is not None, html=html))
         block, start = [], next_start
 
     fence: str | None = None  # what closes the open fenced block: its fence, or an HTML end tag
@@ -274,7 +277,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
         if fence is not None:
             block.append(raw)
             if fence in raw.lower() if fence in _HTML_ENDS else raw.strip().startswith(fence):
-                flush(number + 1, code=True, html=fence if fence in _HTML_ENDS else None)
+                flush(number + 1, closing=fence)
                 fence = None
             continue
         nothing = (not block and _DEFINITION.match(raw)) or _ATTRIBUTE_LIST.match(raw)
@@ -295,7 +298,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
             flush(number)
             block = [line]
             if html in line.lower():  # closed on its own line
-                flush(number + 1, code=True, html=html)
+                flush(number + 1, closing=html)
             else:
                 fence = html
             continue
@@ -314,7 +317,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
         if not block:
             start = number
         block.append(line)
-    flush(0, code=fence is not None, html=fence if fence in _HTML_ENDS else None)
+    flush(0, closing=fence)
     return events
 
 
