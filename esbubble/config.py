@@ -111,6 +111,15 @@ class BubbleParams(_Section):
             " weights count 1 + this; 0: off"
         ),
     )
+    engine_rank: float = Field(
+        default=3.0,
+        ge=0.0,
+        le=20.0,
+        description=(
+            "coverage order: a chunk's facet weights count 1 + this / (its engine rank + 1), so the"
+            " engine's first candidate weighs 1 + this/2 and its tenth 1 + this/11; 0: off"
+        ),
+    )
     facet_engine: bool = Field(
         default=True,
         description=(

@@ -263,6 +263,11 @@ class TraceRecord(_Record):
         description="coverage order: 1 + named_row for a row the question names, which also scales its"
         " facet weights in the gain (1 when off or not named); None: older record",
     )
+    rank_weight: float | None = Field(
+        default=None,
+        description="coverage order: 1 + engine_rank / (es_rank + 1), what the engine's rank of the chunk"
+        " weighs its facet weights by in the gain (1 when off); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -361,6 +366,7 @@ TraceDict = TypedDict(
         "fill_value": float | None,
         "named": str | None,
         "named_weight": float | None,
+        "rank_weight": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

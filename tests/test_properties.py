@@ -96,6 +96,7 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "covered_weight": draw(st.floats(0.0, 1.0)),
             "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
             "named_row": draw(st.sampled_from([0.0, 0.5, 2.0])),
+            "engine_rank": draw(st.sampled_from([0.0, 3.0, 10.0])),
             "spent_gain": draw(st.sampled_from([0.0, 0.02, 0.3, 1.0])),
             "min_gain": draw(st.sampled_from([0.0, 0.01, 0.3])),
         },
@@ -219,6 +220,7 @@ def gain_of(
     matched *= (record["document_share"] or 0.0) * (record["document_engine"] or 0.0)
     matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
     matched *= record["named_weight"] or 0.0
+    matched *= record["rank_weight"] or 0.0
     # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
     gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
     return gain * record["len_penalty"]
@@ -231,7 +233,8 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
 ) -> None:
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, each times
     its engine weight, one the bubble covered n at ``covered_weight ** n``) · its document's share
-    and engine weight · its own share to the power ``chunk_share`` · w(boost) · lp (w: (1 + 2p) /
+    and engine weight · its own share to the power ``chunk_share`` · its named-row weight · its
+    rank weight ``1 + engine_rank / (es_rank + 1)`` · w(boost) · lp (w: (1 + 2p) /
     (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0)).
     A candidate is spent when its gain is below ``spent_gain`` of the best gain on the empty bubble:
     its fill value is its gain on the empty bubble times its engine score over the best record's.
@@ -252,6 +255,9 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         assert sorted(coverage) == sorted(record["step_details"]["covered"])
         assert all(amount > 0 for amount in coverage.values())
         assert record["gain"] == pytest.approx(gain_of(record, config, engine, coverage), abs=1e-9)
+        # the rank weight is its engine rank's (a chunk that matches nothing has no facet part to weigh)
+        rank_weight = 1 + config.bubble.engine_rank / (record["es_rank"] + 1) if record["facets"] else 1.0
+        assert record["rank_weight"] == pytest.approx(rank_weight)
         fill = record["fill_value"]
         if fill is None:
             assert record["gain"] >= floor - 1e-9

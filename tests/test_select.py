@@ -262,6 +262,45 @@ def test_a_chunk_matching_one_word_of_the_question_weighs_its_share_of_the_quest
     )
 
 
+def test_the_engines_first_candidates_weigh_more_by_their_reciprocal_rank() -> None:
+    """Coverage order weighs a chunk's facets by ``1 + engine_rank / (es_rank + 1)``: the clause the
+    engine ranks 2nd is no longer outbid by a line naming the same words it ranks 20th, which is
+    cheaper per token (one document, equal engine scores, so only the rank weight differs)."""
+    text = "In no event shall any contributor accept liability for damages of any kind."
+    clause = _candidate("clause", "Liability", text, 45).model_copy(update={"es_rank": 2})
+    line = _candidate("line", "Index", "Contributor liability damages", 20).model_copy(update={"es_rank": 20})
+    query = "contributor liability damages"
+    config = BubbleConfig().with_overrides(token_budget=50)  # room for one of the two
+
+    def bubble(config: BubbleConfig) -> Bubble:
+        return build_bubble(query, [line, clause], config, run_id="r", now=NOW)
+
+    off, on = bubble(config.with_overrides(engine_rank=0.0)), bubble(config)
+    assert [s.chunk.chunk_id for s in off.selected] == ["line"]
+    assert [s.chunk.chunk_id for s in on.selected] == ["clause"]
+    records = {name: {r["chunk_id"]: r for r in b.trace} for name, b in (("on", on), ("off", off))}
+    weight = config.bubble.engine_rank
+    assert records["on"]["clause"]["rank_weight"] == pytest.approx(1 + weight / 3)
+    assert records["on"]["line"]["rank_weight"] == pytest.approx(1 + weight / 21)
+    assert {r["rank_weight"] for r in off.trace} == {1.0}
+    # the weight is re-derivable from the record's es_rank, and scales the gain: twice the weight,
+    # the clause (decided first, on the empty bubble either way) gains (1 + 2w/3) / (1 + w/3) as much
+    for record in on.trace:
+        assert record["rank_weight"] == pytest.approx(1 + weight / (record["es_rank"] + 1))
+    twice = {r["chunk_id"]: r for r in bubble(config.with_overrides(engine_rank=2 * weight)).trace}
+    assert twice["clause"]["gain"] == pytest.approx(
+        records["on"]["clause"]["gain"] * (1 + 2 * weight / 3) / (1 + weight / 3)
+    )
+
+
+def test_the_rank_weight_is_off_in_the_papers_score_order() -> None:
+    """Paper mode decides by descending score: the engine's rank weighs nothing and is recorded as 1."""
+    first = _candidate("first", "A", "waterproofing membrane", 30).model_copy(update={"es_rank": 1})
+    second = _candidate("second", "A", "waterproofing membrane", 30).model_copy(update={"es_rank": 2})
+    bubble = build_bubble("waterproofing", [first, second], paper_config(), run_id="r", now=NOW)
+    assert {r["rank_weight"] for r in bubble.trace} == {1.0}
+
+
 def test_a_spent_candidate_is_ordered_by_its_gain_alone_and_the_engines_score() -> None:
     """Once every facet a candidate matches is covered, its gain is below ``spent_gain`` of the best:
     such candidates come after the others, by their gain on the empty bubble times their engine score

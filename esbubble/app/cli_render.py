@@ -289,7 +289,8 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
         f"#{r['rank']} of {len(ranks)}  chunk {r['chunk_id']}",
         f"  from       {r['doc_id']}: {place} (bucket {r['bucket']}), {r['token_count']} tokens",
         f"  decision   {r['final_decision']}: {_reason(r, ranks)} (stage {r['stage']})",
-        f"  engine     rank {r['es_rank']}, score {_g(r['es_score'])}",
+        f"  engine     rank {r['es_rank']}, score {_g(r['es_score'])}; "
+        f"rank weight {_number(r.get('rank_weight'))}",
         f"  score      relevance {_g(relevance)}, boost {_g(r['boost'])}, lp {_g(r['len_penalty'])}: "
         f"raw {_g(r['score_raw'])}, final {_g(r['score_final'])} (paper tf {_g(r['tf'])})",
     ]

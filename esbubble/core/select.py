@@ -38,7 +38,9 @@ from esbubble.core.trace import Decision
 from esbubble.core.variants import VariantSwitches
 from esbubble.models import GateName
 
-__all__ = ["Decision", "Selection", "bucket_caps", "relevance_demand", "resolve_shares", "select"]
+__all__ = [
+    "Decision", "Selection", "bucket_caps", "rank_weight", "relevance_demand", "resolve_shares", "select",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,22 +165,47 @@ def engine_weights(best_scores: Mapping[str, float], top: float) -> dict[str, fl
     return dict(zip(best_scores, engine_ratios(list(best_scores.values()), top), strict=True))
 
 
+def rank_weight(es_rank: int, engine_rank: float) -> float:
+    """What the engine's rank of a candidate weighs its facets by: ``1 + engine_rank / (es_rank + 1)``
+    (1 when ``engine_rank`` is 0).
+
+    The engine scores the whole query at once, with its own length normalisation and the words of
+    every field; the facet gain reads the query word by word. Where the gain alone decided, evidence
+    the engine ranked 4th–10th lost its place to chunks covering the same words more cheaply (a
+    licence's liability clause, a glossary row), and the bubble kept less of the engine's first ten
+    than the engine's own order cut at the budget. A reciprocal rank, as reciprocal-rank fusion
+    reads a ranking: the first few weigh most, and past the first few dozen it is near 1, so what
+    the gain finds further down still enters on its own merit.
+    """
+    return 1.0 + engine_rank / (es_rank + 1) if engine_rank else 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class Weight:
     """What a chunk's facet weights count in its gain, and the parts the trace records: its document's
-    share of the query, the engine's weight of its document, its own share of the query and its
-    weight as a row the query names."""
+    share of the query, the engine's weight of its document, its own share of the query, its
+    weight as a row the query names and the weight of its engine rank."""
 
     share: float = 1.0
     engine: float = 1.0
     chunk_share: float = 1.0
     named: float = 1.0  # 1 + named_row for a row the query names (``core.named``), else 1
-    factor: float = 1.0  # share × engine × chunk_share ** power × named: what the gain multiplies by
+    rank: float = 1.0  # ``rank_weight`` of its engine rank (1 when off)
+    factor: float = 1.0  # share × engine × chunk_share ** power × named × rank: what the gain multiplies by
 
     @classmethod
-    def of(cls, share: float, engine: float, chunk_share: float, power: float, named: float = 1.0) -> Weight:
-        factor = share * engine * chunk_share**power * named  # x ** 0 is 1.0
-        return cls(share, engine, chunk_share, named, factor)
+    def of(
+        cls,
+        share: float,
+        engine: float,
+        chunk_share: float,
+        power: float,
+        *,
+        named: float = 1.0,
+        rank: float = 1.0,
+    ) -> Weight:
+        factor = share * engine * chunk_share**power * named * rank  # x ** 0 is 1.0
+        return cls(share, engine, chunk_share, named, rank, factor)
 
 
 NEUTRAL = Weight()
@@ -200,7 +227,8 @@ class _Coverage:
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
     as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off),
     its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0), and
-    ``1 + named_row`` for a row the query names (``core.named``; 1 when 0). Each facet
+    ``1 + named_row`` for a row the query names (``core.named``; 1 when 0), and ``rank_weight`` of
+    its engine rank (1 when ``engine_rank`` is 0). Each facet
     counts as much as the engine's best match for it (``engine_ratios``; 1 when off). A candidate whose
     gain is below ``floor`` (``spent_gain`` of the best gain on the empty bubble; none when that is 0
     or no gain is positive) is spent (``entry``). ``gain_floor`` is what the gain gate asks of what
@@ -220,6 +248,7 @@ class _Coverage:
         by_facet_engine: bool = False,
         chunk_power: float = 0.0,
         named_row: float = 0.0,
+        engine_rank: float = 0.0,
         spent_gain: float = 0.0,
         min_gain: float = 0.0,
     ) -> None:
@@ -271,13 +300,19 @@ class _Coverage:
         chunks = chunk_shares(self._hits, best) if chunk_power else {}
         # Per candidate that matches a facet (by object): its weight (none when every switch is off).
         self._weights: dict[int, Weight] = {}
-        if by_document or chunk_power or named:
-            for key, matched in self._hits.items():
-                if matched:
+        if by_document or chunk_power or named or engine_rank:
+            for candidate in scored:
+                key = id(candidate)
+                if self._hits[key]:
                     document = owners.get(key, "")
                     share, engine_weight = shares.get(document, 1.0), engine.get(document, 1.0)
                     self._weights[key] = Weight.of(
-                        share, engine_weight, chunks.get(key, 1.0), chunk_power, named.get(key, 1.0)
+                        share,
+                        engine_weight,
+                        chunks.get(key, 1.0),
+                        chunk_power,
+                        named=named.get(key, 1.0),
+                        rank=rank_weight(candidate.candidate.es_rank, engine_rank),
                     )
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
@@ -307,6 +342,7 @@ class _Coverage:
             by_facet_engine=by_gain and params.facet_engine,
             chunk_power=params.chunk_share if by_gain else 0.0,
             named_row=params.named_row if by_gain else 0.0,
+            engine_rank=params.engine_rank if by_gain else 0.0,
             spent_gain=params.spent_gain if by_gain else 0.0,
             min_gain=params.min_gain if by_gain else 0.0,
         )
@@ -526,6 +562,7 @@ class Bubbling:
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
             covered, weight.share, weight.engine, weight.chunk_share, nearest, fill, weight.named,
+            weight.rank,
         )  # fmt: skip
 
 

@@ -54,6 +54,7 @@ class Decision(NamedTuple):
     overlap_with: str | None = None  # overlap = "chunk": the admitted chunk the overlap was measured against
     fill_value: float | None = None  # coverage order: what ordered a spent candidate (None: its gain did)
     named_weight: float = 1.0  # coverage order: 1 + named_row for a row the query names, else 1
+    rank_weight: float = 1.0  # coverage order: what its engine rank weighs its facets by (1 when off)
 
     @property
     def selected(self) -> bool:
@@ -145,7 +146,7 @@ def _record(
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
         second, pool_remaining, gain, _, document_share, document_engine, chunk_share, overlap_with,
-        fill_value, named_weight,
+        fill_value, named_weight, rank_weight,
     ) = decision  # fmt: skip
     (
         candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches,
@@ -191,6 +192,7 @@ def _record(
         "fill_value": fill_value,
         "named": named,
         "named_weight": named_weight,
+        "rank_weight": rank_weight,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,
