@@ -99,6 +99,7 @@ BLIND_SETS = {
     "realdocs14": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs15": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs16": {".pdf", ".md", ".xlsx", ".docx"},
+    "realdocs17": {".pdf", ".md", ".xlsx", ".docx"},
 }
 
 
@@ -142,7 +143,7 @@ def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str)
 
 MULTI_SHEET_SETS = [
     "realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9", "realdocs10", "realdocs11",
-    "realdocs12", "realdocs13", "realdocs14", "realdocs15", "realdocs16",
+    "realdocs12", "realdocs13", "realdocs14", "realdocs15", "realdocs16", "realdocs17",
 ]  # fmt: skip
 
 
