@@ -80,8 +80,8 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
     assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
 
 
-# The sets whose questions were written blind (data/realdocs{2,…,16}/SOURCES.md), each with the
-# formats of its documents: realdocs3 and realdocs5 to realdocs16 have the Word document and the
+# The sets whose questions were written blind (data/realdocs{2,…,17}/SOURCES.md), each with the
+# formats of its documents: realdocs3 and realdocs5 to realdocs17 have the Word document and the
 # several-sheet workbook that realdocs2 lacks.
 BLIND_SETS = {
     "realdocs2": {".pdf", ".txt", ".md", ".xlsx"},
