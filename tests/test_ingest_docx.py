@@ -275,3 +275,67 @@ def test_a_table_of_one_column_is_one_text(tmp_path: Path) -> None:
     assert [(c.row_number, c.text) for c in chunks] == [
         (1, "Request GET /agreement/9706 Accept: application/json Response 200 {}")
     ]
+
+
+def _in_control(*elements: Any, gallery: str = "") -> Any:
+    """Wrap ``elements`` (body paragraphs or tables, rows, cells, or a cell's paragraphs: siblings, in
+    order) in a content control (``w:sdt``) standing where they stood; ``gallery`` makes it a
+    building block from that Word gallery."""
+    part = f'<w:docPartObj><w:docPartGallery w:val="{gallery}"/></w:docPartObj>' if gallery else "<w:tag/>"
+    control = parse_xml(f"<w:sdt {_W}><w:sdtPr>{part}</w:sdtPr><w:sdtContent/></w:sdt>")
+    elements[0].addprevious(control)
+    for element in elements:
+        control[-1].append(element)  # lxml moves the element into the control
+    return control
+
+
+def test_paragraphs_in_content_controls_are_read_in_place(tmp_path: Path) -> None:
+    """A content control around paragraphs (Google Docs exports wrap every paragraph in one: DataCite's
+    Metadata Kernel 4.3 read as its DOI alone) is read as its paragraphs where it stands, a heading
+    in one heading what follows, controls nested in controls and run-level ones included. A table of
+    contents from Word's gallery is still not read, whatever its paragraphs' style."""
+    document = docx.Document()
+    contents = document.add_paragraph("Contents Scope 1 Terms 2")
+    document.add_paragraph("Intro before any heading.")
+    scope = document.add_heading("Scope", level=1)
+    basement = document.add_paragraph("Waterproof the ")
+    _runs(basement, "<w:sdt><w:sdtContent><w:r><w:t>basement.</w:t></w:r></w:sdtContent></w:sdt>")
+    podium = document.add_heading("Podium", level=2)
+    slab = document.add_paragraph("Waterproof the podium slab.")
+    terms = document.add_heading("Terms", level=1)
+    document.add_paragraph("Payment within 30 days.")
+    _in_control(contents._p, gallery="Table of Contents")
+    _in_control(scope._p, basement._p)
+    _in_control(podium._p, _in_control(slab._p))
+    _in_control(terms._p)
+    document.save(str(tmp_path / "memo.docx"))
+    chunks = read_document(tmp_path / "memo.docx", OPTIONS, doc_id="memo.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("memo.docx", "Intro before any heading."),
+        ("Scope", "Waterproof the basement."),
+        ("Scope > Podium", "Waterproof the podium slab."),
+        ("Terms", "Payment within 30 days."),
+    ]
+
+
+def test_table_rows_and_cells_in_content_controls_are_read(tmp_path: Path) -> None:
+    """Rows, cells and a cell's paragraphs in content controls are the table's own: the header cell's
+    text in a control heads the rows, a row in a control is a row (numbered in the table), a cell in
+    one is a value, and a cell merged with the one above across a row in a control reads its text."""
+    document = docx.Document()
+    document.add_heading("Rates", level=1)
+    _table(document, [("Item", "Rate"), ("Membrane", "$68.50"), ("Joint", "$138.00"), ("", "$140.00")])
+    table = document.tables[0]
+    table.cell(2, 0).merge(table.cell(3, 0))
+    header, membrane, joint, merged = (row._tr for row in table.rows)  # python-docx skips rows in controls
+    _in_control(header.tc_lst[0].p_lst[0])
+    _in_control(membrane)
+    _in_control(joint.tc_lst[1])
+    _in_control(merged)
+    document.save(str(tmp_path / "rates.docx"))
+    chunks = read_document(tmp_path / "rates.docx", OPTIONS, doc_id="rates.docx")
+    assert [(c.section, c.row_number, c.text) for c in chunks] == [
+        ("Rates", 2, "Item: Membrane; Rate: $68.50"),
+        ("Rates", 3, "Item: Joint; Rate: $138.00"),
+        ("Rates", 4, "Item: Joint; Rate: $140.00"),
+    ]

@@ -23,6 +23,9 @@ generated tables of contents and figures (styles ``toc 1``-``toc 9``,
 ``TOC Heading``, ``table of figures``) repeat the headings and captions with
 page numbers and are skipped. A code listing, one paragraph per line in a code
 style or a monospaced font (``_code_line``), is one block, as a Markdown fence is.
+A content control (``w:sdt``) around paragraphs, a table, table rows or cells is
+read as its content, in place (``_unwrapped``), except a table of contents or a
+cover page inserted from Word's galleries.
 """
 
 from __future__ import annotations
@@ -55,6 +58,16 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
 _T = qn("w:t")
+_TBL = qn("w:tbl")
+_TR = qn("w:tr")
+_TC = qn("w:tc")
+_SDT = qn("w:sdt")
+_SDT_CONTENT = qn("w:sdtContent")
+_GALLERY = f"{qn('w:sdtPr')}/{qn('w:docPartObj')}/{qn('w:docPartGallery')}"
+# Building blocks Word inserts from its galleries that are not read: a table of contents is generated
+# (as are ``toc n`` paragraphs), and a cover page repeats the title, whose heading style there would
+# head every section after it (the SAI 802.1BR proposal's cover reads ``Change Proposal``).
+_UNREAD_GALLERIES = frozenset({"Table of Contents", "Cover Pages"})
 _OUTLINE_LEVEL = qn("w:outlineLvl")
 _VAL = qn("w:val")
 _BODY_LEVEL = 9
@@ -165,24 +178,64 @@ def _generated(paragraph: Paragraph) -> bool:
     return bool(_GENERATED.match(name or ""))
 
 
-def _cell_text(cell: Any) -> str:
-    return "\n".join(_paragraph_text(paragraph) for paragraph in cell.paragraphs)
+def _gallery(sdt: Any) -> str | None:
+    """The Word gallery the content control's building block came from (``Cover Pages``), if any."""
+    gallery = sdt.find(_GALLERY)
+    return gallery.get(_VAL) if gallery is not None else None
 
 
-def _row_values(row: Any) -> list[str]:
-    """The row's cell texts, a horizontally merged cell once."""
-    values: list[str] = []
-    seen: set[int] = set()
-    for cell in row.cells:
-        if id(cell._tc) in seen:
-            continue
-        seen.add(id(cell._tc))
-        values.append(normalise_space(_cell_text(cell)))
-    return values
+def _unwrapped(parent: Any, tags: tuple[str, ...]) -> Iterator[Any]:
+    """The children of ``parent`` tagged one of ``tags``, in document order, those inside content
+    controls (``w:sdt``, nested or not) read in place of the control.
+
+    python-docx sees only direct children (paragraphs and tables of the body or a cell, rows of a
+    table, cells of a row): DataCite's Metadata Kernel 4.3, converted from Google Docs, wraps every
+    paragraph and every cell's paragraph in a content control, and read as its DOI alone.
+    """
+    for child in parent:
+        if child.tag in tags:
+            yield child
+        elif child.tag == _SDT and _gallery(child) not in _UNREAD_GALLERIES:
+            content = child.find(_SDT_CONTENT)
+            if content is not None:
+                yield from _unwrapped(content, tags)
+
+
+def _blocks(document: Any) -> Iterator[Paragraph | Table]:
+    """The body's paragraphs and tables in document order (as ``iter_inner_content`` gives them),
+    those in content controls included."""
+    for element in _unwrapped(document.element.body, (_P, _TBL)):
+        yield Table(element, document) if element.tag == _TBL else Paragraph(element, document)
+
+
+def _cell_text(tc: Any, table: Table) -> str:
+    """The text of the cell's paragraphs (a table nested in it is not read), one a line."""
+    return "\n".join(_paragraph_text(Paragraph(p, table)) for p in _unwrapped(tc, (_P,)))
+
+
+def _rows(table: Table) -> list[list[str]]:
+    """Each row's cell texts, a cell spanning columns once (as python-docx's ``_Row.cells`` gives
+    them, read from the XML so that rows and cells in content controls count). A cell merged with
+    the one above (``w:vMerge`` continued) repeats that cell's text."""
+    rows: list[list[str]] = []
+    above: dict[int, str] = {}  # the text of each cell of the row above, by its first grid column
+    for tr in _unwrapped(table._tbl, (_TR,)):
+        values: list[str] = []
+        starts: dict[int, str] = {}
+        column = tr.grid_before
+        for tc in _unwrapped(tr, (_TC,)):
+            merged = tc.vMerge == "continue"  # the cell above goes on down into this one
+            text = above.get(column, "") if merged else normalise_space(_cell_text(tc, table))
+            values.append(text)
+            starts[column] = text
+            column += tc.grid_span
+        rows.append(values)
+        above = starts
+    return rows
 
 
 def _table(outline: Outline, table: Table) -> None:
-    rows = [_row_values(row) for row in table.rows]
+    rows = _rows(table)
     if all(len(values) <= 1 for values in rows):
         # A box around text (a code sample; ``Request`` over its ``GET …`` line, ``Response`` over
         # ``200 {…}``), not a table of values: one row of all its text.
@@ -242,7 +295,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             outline.paragraph("\n".join(listing))
             listing.clear()
 
-    for block in document.iter_inner_content():
+    for block in _blocks(document):
         if isinstance(block, Table):
             end_listing()
             _table(outline, block)
