@@ -257,6 +257,18 @@ def test_links_and_images_read_as_their_text_and_front_matter_is_one_paragraph(t
     assert {c.context.split(" > ")[0] for c in chunks} == {"Site Access Policy"}
 
 
+def test_a_link_to_a_liquid_variable_reads_as_its_text(tmp_path: Path) -> None:
+    """A Jekyll site fills in ``{{ site.email_support }}`` before rendering, so the link renders as
+    its text, as any link does; a Liquid tag outside a link is left as written."""
+    (tmp_path / "terms.md").write_text(
+        "# Terms\n\nAsk [our Support team]({{ site.email_support }}) or [email us]({{ site.url }}/contact"
+        ' "Contact").\nThe {{ site.name }} team answers.\n',
+        encoding="utf-8",
+    )
+    chunks = read_document(tmp_path / "terms.md", IngestOptions(min_chunk_tokens=0), doc_id="terms")
+    assert [c.text for c in chunks] == ["Ask our Support team or email us. The {{ site.name }} team answers."]
+
+
 def test_a_front_matter_never_closed_is_text(tmp_path: Path) -> None:
     """A ``---`` opening the file with no closing line is a thematic break, not a front matter."""
     (tmp_path / "notes.md").write_text("---\ntitle: Draft\n\nThe gate opens at 7.\n", encoding="utf-8")

@@ -86,6 +86,26 @@ def test_a_list_item_that_fits_a_piece_is_not_cut() -> None:
     assert by_sentence[0].endswith("diminished for each octave.")
 
 
+def test_a_numbered_clause_opening_a_line_that_fits_a_piece_is_not_cut() -> None:
+    """A Markdown agreement's clauses, one numbered item a line: a piece ends where a clause does,
+    so a clause's number is never left at a piece's end (``… for more details. 3.``) and its second
+    sentence never opens the next piece (``Accounts registered by "bots" …``). A number inside a
+    line starts no clause."""
+    clauses = [
+        "1. You are responsible for the security of your account. The Company cannot be liable for any"
+        " loss from your failure to comply.",
+        "2. You may not use the Services for any purpose outlined in our Use Restrictions policy.",
+        "3. You are responsible for all content posted to your account, see section 4. It is yours.",
+        "4. You must be a human. Accounts registered by bots or other automated methods are not permitted.",
+    ]
+    text = "\n".join(clauses)
+    limit = count_tokens(" ".join([*clauses[:3], "4. You must be a human."]), "o200k_base")
+    assert segment_text(text, limit) == [" ".join(clauses[:3]), clauses[3]]
+    # packed by sentence alone, the last clause is cut after its first sentence
+    by_sentence = pack(split_sentences(text), limit, "o200k_base", lead=True)
+    assert by_sentence[0].endswith("4. You must be a human.")
+
+
 def test_an_item_too_long_for_a_piece_is_cut_between_its_sentences() -> None:
     long_item = "• " + " ".join(f"Sentence number {n} of the item says a little more." for n in range(20))
     pieces = segment_text(f"• A short item. {long_item} • The last item.", 40)

@@ -411,3 +411,51 @@ def test_a_value_alone_on_the_first_row_is_no_key_value_sheet(tmp_path: Path) ->
     rows: list[list[object]] = [[None, "Emissions"], ["Cotswold", "high"], ["Stroud", "low"], ["Bath", "low"]]
     chunks = read_document(_sheet(tmp_path / "t.xlsx", rows), OPTIONS, doc_id="t.xlsx")
     assert "Cotswold: high" not in [c.text for c in chunks]
+
+
+def test_a_row_that_titles_the_rows_below_reads_as_itself_and_names_them(tmp_path: Path) -> None:
+    """A row whose only cell is short text in the first column, over rows of two or more cells,
+    titles a group of the table (a model's ``Nameplate Ratings``): it is not a value of the first
+    column, and each row under it, up to the next, has it as a step of its context."""
+    rows: list[list[object]] = [
+        ["Offset", "Name", "Type", "Units"],
+        [0, "ID", "uint16", None],
+        ["Nameplate Ratings", None, None, None],
+        [2, "WMaxRtg", "uint16", "W"],
+        [3, "VAMaxRtg", "uint16", "VA"],
+        ["Settings", None, None, None],
+        [4, "WMax", "uint16", "W"],
+    ]
+    chunks = read_document(_sheet(tmp_path / "m.xlsx", rows), OPTIONS, doc_id="m.xlsx")
+    assert [(c.text, c.context) for c in chunks] == [
+        ("Offset: 0; Name: ID; Type: uint16", "m > Metadata | Offset, Name, Type, Units"),
+        ("Nameplate Ratings", "m > Metadata | Offset, Name, Type, Units"),
+        (
+            "Offset: 2; Name: WMaxRtg; Type: uint16; Units: W",
+            "m > Metadata > Nameplate Ratings | Offset, Name, Type, Units",
+        ),
+        (
+            "Offset: 3; Name: VAMaxRtg; Type: uint16; Units: VA",
+            "m > Metadata > Nameplate Ratings | Offset, Name, Type, Units",
+        ),
+        ("Settings", "m > Metadata | Offset, Name, Type, Units"),
+        (
+            "Offset: 4; Name: WMax; Type: uint16; Units: W",
+            "m > Metadata > Settings | Offset, Name, Type, Units",
+        ),
+    ]
+
+
+def test_a_sparse_table_has_no_group_titles(tmp_path: Path) -> None:
+    """Where most rows have one cell (codes listed with few descriptions), a lone first cell is a
+    value like the others, and a row that ends the table titles nothing."""
+    rows: list[list[object]] = [
+        ["Code", "Name", "Note"],
+        ["A1", None, None],
+        ["A2", "Second", None],
+        ["A3", None, None],
+        ["A4", None, None],
+    ]
+    chunks = read_document(_sheet(tmp_path / "c.xlsx", rows), OPTIONS, doc_id="c.xlsx")
+    assert [c.text for c in chunks] == ["Code: A1", "Code: A2; Name: Second", "Code: A3", "Code: A4"]
+    assert {c.context for c in chunks} == {"c > Metadata | Code, Name, Note"}

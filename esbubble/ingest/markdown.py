@@ -6,7 +6,8 @@ block, or an HTML ``<pre>`` block up to its ``</pre>``, is one paragraph; a
 pipe table, or an HTML ``<table>`` up to its ``</table>`` (``html_table``),
 gives one chunk per row (``Header: value; …``). Text reads as it
 renders (``_without_markup``), outside code: a link or an image is its text
-(``[RFC 2119](https://…)`` is "RFC 2119"), a link reference definition
+(``[RFC 2119](https://…)`` is "RFC 2119", ``[email us]({{ site.email }})``
+"email us"), a link reference definition
 (``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
 are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
 space; a kramdown attribute list is nothing too (``{: datetime="…" }`` on a
@@ -74,9 +75,12 @@ _LINK_TEXT = r"\[((?:[^\[\]]|\[[^\]]*\](?:\([^)\s]*\))?)*)\]"
 # A code span (``[not a link](x)`` in backticks): group 1 of the patterns that open with it, which
 # leave it as written.
 _CODE_SPAN = r"(`+).+?\1"
+# A Liquid output tag in a link's destination (``[email us]({{ site.email_support }})``): a site built
+# with Jekyll fills it in before the Markdown is rendered, so the link renders as its text.
+_LIQUID = r"\{\{[^{}]*\}\}"
 _MARKUP = re.compile(
     _CODE_SPAN + r"|(<br\s*/?>)"
-    rf"|!?{_LINK_TEXT}(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\]]*\])"
+    rf"|!?{_LINK_TEXT}(?:\((?:[^()\s]|\([^()\s]*\)|{_LIQUID})*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)|\[[^\]]*\])"
     r"|<a\s+(?:name|id)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*>\s*</a>\s?|<hr\s*/?>",
     re.IGNORECASE,
 )

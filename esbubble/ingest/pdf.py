@@ -12,7 +12,11 @@ over lines of its own size is one heading; a numbered one starts anew. A
 figure's labels drawn as text (``_figure_runs``) are one block. Headings are
 not chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
-depth, others below the last numbered one) in the chunks' ``context``; a
+depth, others below the last numbered one) in the chunks' ``context``. A
+bold line set in cells apart (``_in_cells``: a table's header row, ``Field
+Bits Description Access Reset``, known where the fonts give their glyphs'
+widths) is a step of the context of the rows below it, never their section;
+a
 heading with nothing below it before the next one that is not below it is a
 chunk, so its text is not lost. Text before the first heading has the file
 name as its section. Page numbers, running headers and footers and
@@ -47,7 +51,12 @@ _PARAGRAPH_GAP = 1.35
 _HEADING_SCALE = 1.15
 _MAX_HEADING_CHARS = 120
 _SAME_LINE = 1.0
+_COLUMN_GAP = 1.5  # a gap between two runs of a line wider than this many font sizes is between cells
 _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font size separates words
+# A heading's number, set apart from its title as a table's cells are (``2.3.1.1    ICCM and DCCM``).
+_SECTION_NUMBER = re.compile(
+    r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
+)
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
@@ -102,6 +111,9 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
     end: float | None = None  # where the last run ends (x), when its font gives its glyphs' widths
+    reach: float | None = None  # where the last run with text ends (x), when known: what a gap is from
+    gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
+    lead: str = ""  # the line's text before its first such gap
 
 
 def _resolved(value: Any) -> Any:
@@ -159,7 +171,10 @@ def _collect_lines(page: Any) -> list[_Line]:
             if line is None or not same_line:
                 line = _Line(y=y)
                 lines.append(line)
-            elif not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
+            elif index == 0 and line.reach is not None and x - line.reach > _COLUMN_GAP * size * abs(across):
+                line.gaps += 1
+                line.lead = line.lead or line_text(line.parts)
+            if line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
                 clear = index > 0 or line.end is None or x - line.end > _WORD_GAP * size * abs(across)
                 if clear:
                     line.parts.append(" ")
@@ -167,6 +182,7 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
+            line.reach = line.end
 
     page.extract_text(visitor_text=visit)
     for line in lines:
@@ -297,11 +313,22 @@ def _figure_runs(lines: list[_Line], headings: list[bool], body: tuple[float, bo
     return runs
 
 
-def _blocks(
-    lines: list[_Line], body: tuple[float, bool], words: frozenset[str]
-) -> list[tuple[bool, str, float]]:
-    """``(is_heading, text, size)`` blocks of one page, in reading order (``words``: see ``join_lines``;
-    ``size``: the block's first line's)."""
+class _Block(NamedTuple):
+    heading: bool
+    text: str
+    size: float  # its first line's
+    cells: bool  # a heading set in cells apart: a table's header row (``_in_cells``)
+
+
+def _in_cells(line: _Line) -> bool:
+    """Whether a line is set in cells apart, as a table's header row is (``Field    Bits    Description
+    Access    Reset``): gaps of ``_COLUMN_GAP`` font sizes between its runs, other than one after a
+    heading's number (``2.3.1.1    ICCM and DCCM``)."""
+    return line.gaps > 1 or (line.gaps == 1 and not _SECTION_NUMBER.fullmatch(line.lead))
+
+
+def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[_Block]:
+    """The blocks of one page, in reading order (``words``: see ``join_lines``)."""
     gaps = Counter(
         round(a.y - b.y)
         for a, b in itertools.pairwise(lines)
@@ -311,7 +338,7 @@ def _blocks(
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
     headings = _headings(lines, body, usual)
     figures = _figure_runs(lines, headings, body)
-    blocks: list[tuple[bool, list[str], float]] = []
+    blocks: list[tuple[bool, list[str], float, bool]] = []
     previous: _Line | None = None
     for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
         figure, before = figures[index], figures[index - 1] if index else None
@@ -335,11 +362,11 @@ def _blocks(
             or figure != before  # a figure is a block of its own
         )
         if new_block:
-            blocks.append((heading, [line.text], line.size))
+            blocks.append((heading, [line.text], line.size, heading and _in_cells(line)))
         else:
             blocks[-1][1].append(line.text)
         previous = line
-    return [(heading, join_lines(texts, words), size) for heading, texts, size in blocks]
+    return [_Block(heading, join_lines(texts, words), size, cells) for heading, texts, size, cells in blocks]
 
 
 def _furniture_key(line: _Line) -> str:
@@ -526,22 +553,28 @@ class _Step(NamedTuple):
     text: str
     size: float
     numbered: bool
+    cells: bool = False  # a table's header row (``_in_cells``)
 
 
-def heading_path(trail: Sequence[_Step], text: str, size: float) -> list[_Step]:
+def heading_path(trail: Sequence[_Step], text: str, size: float, *, cells: bool = False) -> list[_Step]:
     """The heading path after heading ``text`` (set at ``size``).
 
     A numbered heading (``5.10.2. Specific Options``) sits at its number's depth. Any other heading
-    (``Rationale``, a table's ``File Description``) sits below the last numbered heading set at least
-    as large, or at the top when there is none; it replaces the heading it follows at that level.
+    (``Rationale``) sits below the last numbered heading set at least as large, or at the top when
+    there is none; it replaces the heading it follows at that level. A table's header row taken for
+    a heading (``cells``: ``Field Bits Description Access Reset``) sits below the last heading that
+    is not one, so it names the rows below it in their context, never their section.
     """
-    match = NUMBERED.match(text)
+    match = None if cells else NUMBERED.match(text)
     if match is not None:
         level = number_depth(match.group(1))
+    elif cells:
+        level = next((step.level + 1 for step in reversed(trail) if not step.cells), 1)
     else:
         parents = [step.level for step in trail if step.numbered and step.size >= size]
         level = parents[-1] + 1 if parents else 1
-    return [step for step in trail if step.level < level] + [_Step(level, text, size, match is not None)]
+    step = _Step(level, text, size, match is not None, cells)
+    return [step for step in trail if step.level < level] + [step]
 
 
 def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
@@ -568,15 +601,17 @@ def read_pdf(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
         counts[page] += 1
 
     for number, lines in enumerate(pages, start=1):
-        for heading, text, size in _blocks(lines, body, words):
-            if not heading:
+        for block in _blocks(lines, body, words):
+            text = block.text
+            if not block.heading:
                 add(number, text, section, context)
                 bare = None
                 continue
-            following = heading_path(trail, text, size)
+            following = heading_path(trail, text, block.size, cells=block.cells)
             if bare is not None and trail[-1] not in following:
                 add(*bare)  # a heading with nothing under it and not over the next: text, not lost
-            section, trail = text, following
+            trail = following
+            section = next((step.text for step in reversed(trail) if not step.cells), path.name)
             context = chunk_context(title, [step.text for step in trail])
             bare = (number, text, section, context)
     if bare is not None:

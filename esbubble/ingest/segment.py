@@ -9,7 +9,8 @@ than the limit (a URL, a hash) between characters, so every piece fits. What
 comes before such a sentence goes with it when it is short (a table's caption
 before its rows), so no piece is a fragment of a few tokens. A list item
 running on inside a paragraph (``○ diminish (float): …``) is not cut when it
-fits in a piece.
+fits in a piece, nor is a numbered item opening a line of a paragraph that
+keeps its lines (an agreement's clauses in Markdown or plain text).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ BULLETS = "\u2022\u2023\u25a0\u25aa\u25cb\u25cf\u25e6\u2219"
 # Where a list item starts inside a paragraph whose items run on (``● fractal3d : … ○ amplitude (float):
 # … ○ octaves (integer): …``): before a bullet and its space.
 _ITEM_START = re.compile(rf" (?=[{BULLETS}] )")
+# Where a numbered item starts in a paragraph that keeps its lines (Markdown, plain text): a line
+# opening with its number (``4. ``, ``4) ``), as an agreement numbers its clauses.
+_LINE_ITEM = re.compile(r"\n(?=[ \t]*\d{1,3}[.)][ \t]+\S)")
 # A unit too long for one piece is cut between words anyway; what comes before it in the piece being
 # filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
 # the table's rows read as one sentence), rather than stand alone as a piece of a few tokens.
@@ -123,16 +127,20 @@ def _split_long(unit: str, max_tokens: int, encoding: str) -> list[str]:
 def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> list[str]:
     """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences.
 
-    A list item that runs on inside the paragraph (``_ITEM_START``) and fits in a piece is not cut:
-    the pieces are packed from such items whole and from the sentences of the rest, so a parameter's
-    default stays with its name (``○ diminish (float): the rate … for each octave. … default is 0.5.``).
+    A list item that fits in a piece is not cut: one running on inside the paragraph
+    (``_ITEM_START``), or a numbered one opening a line of it (``_LINE_ITEM``). The pieces are
+    packed from such items whole and from the sentences of the rest, so a parameter's default stays
+    with its name (``○ diminish (float): the rate … for each octave. … default is 0.5.``) and a
+    numbered clause with its number (``4. You must be a human. Accounts registered by “bots” …``).
     """
     flat = normalise_space(text)
     if not flat:
         return []
     if count_tokens(flat, encoding) <= max_tokens:
         return [flat]
-    items = _ITEM_START.split(flat)
+    items = [
+        item for line in _LINE_ITEM.split(text) for item in _ITEM_START.split(normalise_space(line)) if item
+    ]
     if len(items) == 1:  # no list items: the text is over the limit, counted above
         return pack(split_sentences(flat), max_tokens, encoding, lead=True)
     units: list[str] = []

@@ -17,7 +17,10 @@ short text labels on the left, values mostly text on the right) has no header
 row: each row reads ``Label: value``, so its first row is not taken for the
 column names of all the others. Tables stacked down a sheet under one repeated
 header row (several code lists on one sheet) are each read under their own
-header (``_stacked_headers``). Merged cells are read from their top-left
+header (``_stacked_headers``). A row whose only cell, short text in the first
+column, titles the rows under it (``_group_titles``: a model's ``Nameplate
+Ratings`` over its points) reads as itself and is a step of their context.
+Merged cells are read from their top-left
 cell: a vertical merge repeats the value on every row it spans, a horizontal
 one gives it once. Formulas are read as the cached value Excel saved; a
 formula without one (written by a library, never recalculated) is kept as its
@@ -383,11 +386,17 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
     )
     pairs = grid if key_value else above if header_rows and _is_key_value(above) else None
     read = _label_values(pairs) if pairs is not None else {}
+    groups = _group_titles(grid, header_rows, headers)
+    group = ""
     rows: list[_Row] = []
     for row, cells in grid.rows.items():
         if row in header_rows:
             continue
         above_header = bool(header_rows) and row < header_rows[0]
+        if row in groups:
+            group = groups[row]
+            rows.append(_Row(scope, name, row, [Cell("", group)], chunk_context(title, [name], columns)))
+            continue
         row_cells = (
             [read[row]]
             if row in read
@@ -396,9 +405,38 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
                 for col, value in sorted(cells.items())
             ]
         )
-        context = chunk_context(title, [name], [] if above_header else columns)
+        context = chunk_context(title, [name, group], [] if above_header else columns)
         rows.append(_Row(scope, name, row, row_cells, context))
     return rows
+
+
+def _group_titles(grid: _Grid, header_rows: list[int], headers: dict[int, str]) -> dict[int, str]:
+    """The rows of a table that title the rows below them (``Nameplate Ratings``, ``Growth
+    facility``), by row: a row below the header whose only cell is short text in the first column
+    of a table at least ``_MIN_STACKED_COLUMNS`` wide, with a row of two or more cells right under
+    it, where most rows have two or more. Read as a key of the first column (``Address Offset:
+    Nameplate Ratings``), such a title said the wrong thing; it is read as itself, and is a step of
+    the context of the rows under it, up to the next."""
+    if not header_rows or len(headers) < _MIN_STACKED_COLUMNS:
+        return {}
+    first = min(headers)
+    body = [row for row in grid.rows if row > header_rows[-1]]
+    single = {row for row in body if len(grid.rows[row]) == 1}
+    if 2 * len(single) >= len(body):
+        return {}
+    titles: dict[int, str] = {}
+    for row, below in itertools.pairwise(body):
+        value = grid.rows[row].get(first)
+        if (
+            row in single
+            and value is not None
+            and first in grid.texts.get(row, ())
+            and len(value) <= _MAX_HEADER_CHARS
+            and below == row + 1
+            and len(grid.rows[below]) >= 2
+        ):
+            titles[row] = value
+    return titles
 
 
 def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
