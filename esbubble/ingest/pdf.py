@@ -110,8 +110,7 @@ class _Line:
     text: str = ""
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
-    end: float | None = None  # where the last run ends (x), when its font gives its glyphs' widths
-    reach: float | None = None  # where the last run with text ends (x), when known: what a gap is from
+    end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
 
@@ -166,12 +165,11 @@ def _collect_lines(page: Any) -> list[_Line]:
             if not piece.strip():
                 if piece and line is not None and same_line:
                     line.parts.append(piece)  # pypdf's own space between two runs of the line
-                    line.end = None
                 continue
             if line is None or not same_line:
                 line = _Line(y=y)
                 lines.append(line)
-            elif index == 0 and line.reach is not None and x - line.reach > _COLUMN_GAP * size * abs(across):
+            elif index == 0 and line.end is not None and x - line.end > _COLUMN_GAP * size * abs(across):
                 line.gaps += 1
                 line.lead = line.lead or line_text(line.parts)
             if line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
@@ -182,7 +180,6 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
-            line.reach = line.end
 
     page.extract_text(visitor_text=visit)
     for line in lines:
