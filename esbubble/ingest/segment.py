@@ -10,7 +10,8 @@ comes before such a sentence goes with it when it is short (a table's caption
 before its rows), so no piece is a fragment of a few tokens. A list item
 running on inside a paragraph (``○ diminish (float): …``) is not cut when it
 fits in a piece, nor is a numbered item opening a line of a paragraph that
-keeps its lines (an agreement's clauses in Markdown or plain text).
+keeps its lines (an agreement's clauses in Markdown or plain text) or the
+paragraph a short fragment was joined to (``fragments.join``: a new line).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ BULLETS = "\u2022\u2023\u25a0\u25aa\u25cb\u25cf\u25e6\u2219"
 # Where a list item starts inside a paragraph whose items run on (``● fractal3d : … ○ amplitude (float):
 # … ○ octaves (integer): …``): before a bullet and its space.
 _ITEM_START = re.compile(rf" (?=[{BULLETS}] )")
-# Where a numbered item starts in a paragraph that keeps its lines (Markdown, plain text): a line
-# opening with its number (``4. ``, ``4) ``), as an agreement numbers its clauses.
+# Where a numbered item starts in a paragraph that keeps its lines (Markdown, plain text), or after
+# a fragment joined to it (``fragments.join``, any format): a line opening with its number (``4. ``,
+# ``4) ``), as an agreement numbers its clauses.
 _LINE_ITEM = re.compile(r"\n(?=[ \t]*\d{1,3}[.)][ \t]+\S)")
 # A unit too long for one piece is cut between words anyway; what comes before it in the piece being
 # filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
