@@ -706,6 +706,41 @@ def test_a_figures_labels_drawn_with_text_are_one_block(tmp_path: Path) -> None:
     ]
 
 
+def test_a_figures_labels_set_as_headings_are_one_block_of_the_section_above(tmp_path: Path) -> None:
+    """A block diagram's labels set larger or bolder than the body read as headings, so each named a
+    section (the VeeR manual's ``DCCM``, ``Fetch 1``, ``EX2``: 51 sections of one label). Drawn out
+    of reading order, they jump up the page: they are one block of the section above the figure.
+    The figure's caption and a numbered heading after it stay headings."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.cell(0, 8, "1.2 Core Complex", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(0, 6, "The figure below shows the core complex and its blocks.", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 13)
+    for x, y, label in ((20, 60, "Core Complex"), (20, 80, "DEC LSU"), (70, 50, "IFU EXU"), (70, 70, "DCCM"),
+                        (110, 45, "ICCM"), (110, 65, "I-Cache"), (150, 55, "PIC")):  # fmt: skip
+        pdf.set_xy(x, y)
+        pdf.cell(30, 6, label)
+    pdf.set_xy(10, 95)
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.cell(0, 6, "Figure 1-1 Core Complex", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(0, 6, "Each block is described below.", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.cell(0, 8, "1.3 Functional Blocks", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(0, 6, "The core fetches, decodes and executes instructions.", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "f.pdf"))
+    chunks = read_document(tmp_path / "f.pdf", IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("1.2 Core Complex", "The figure below shows the core complex and its blocks."),
+        ("1.2 Core Complex", "Core Complex DEC LSU IFU EXU DCCM ICCM I-Cache PIC"),
+        ("Figure 1-1 Core Complex", "Each block is described below."),
+        ("1.3 Functional Blocks", "The core fetches, decodes and executes instructions."),
+    ]
+
+
 def test_a_tables_header_row_names_its_rows_context_not_their_section(tmp_path: Path) -> None:
     """A bold line set in cells apart (a table's header row) is no section of its own: the rows
     below keep the section of the heading over the table, with the header row a step of their

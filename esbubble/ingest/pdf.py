@@ -9,7 +9,8 @@ and boldness are those of most of its characters, and a list item or a line
 that runs on into the next is never one (``_RUNS_ON``), nor a line bold only
 by its words that sits inside a paragraph (``_headings``). A heading wrapped
 over lines of its own size is one heading; a numbered one starts anew. A
-figure's labels drawn as text (``_figure_runs``) are one block. Headings are
+figure's labels drawn as text (``_figure_runs``), even labels set as large
+as headings, are one block and name no section. Headings are
 not chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``. A
@@ -288,20 +289,33 @@ def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> lis
     return flags
 
 
+_CAPTION = re.compile(r"^(?:figure|fig\.|table|diagram)\s+[\dA-Z]", re.IGNORECASE)
+
+
+def _labels(line: _Line, heading: bool, body: tuple[float, bool]) -> bool:
+    """Whether a line may label a figure: set smaller than the body, or as a heading (larger or bold)
+    other than a caption or a numbered heading."""
+    if heading:
+        return _CAPTION.match(line.text) is None and NUMBERED.match(line.text) is None
+    return line.size < body[0] - 0.5 or line.size > body[0] + 0.5
+
+
 def _figure_runs(lines: list[_Line], headings: list[bool], body: tuple[float, bool]) -> list[int | None]:
     """Per line, the figure it labels (the index of the figure's first line), else None.
 
     A figure drawn with text leaves its labels (``BYTE(3)``, ``DAT_I / DAT_O``, ``0031``) as lines set
-    smaller than the body, in the order they were drawn, not read: a run of such lines that jumps up
-    the page at least ``_FIGURE_JUMPS`` times is a figure. Read line by line, each label was a chunk
-    of its own that matched a question's words in a dozen tokens. A table or footnotes in a smaller
-    size go down the page, at most jumping up to a new column.
+    smaller than the body, or as large as headings (a block diagram's ``DCCM``, a pipeline's ``Fetch
+    1``, ``EX2``), in the order they were drawn, not read: a run of such lines (``_labels``) that
+    jumps up the page at least ``_FIGURE_JUMPS`` times is a figure. Read line by line, each label was
+    a chunk of its own that matched a question's words in a dozen tokens, or named a section. A
+    table or footnotes in a smaller size go down the page, at most jumping up to a new column; a
+    caption or a numbered heading ends a run, so a heading right after a table set small is kept.
     """
     runs: list[int | None] = [None] * len(lines)
     start = 0
     while start < len(lines):
         end = start
-        while end < len(lines) and not headings[end] and lines[end].size < body[0] - 0.5:
+        while end < len(lines) and _labels(lines[end], headings[end], body):
             end += 1
         jumps = sum(1 for a, b in itertools.pairwise(lines[start:end]) if b.y > a.y)
         if jumps >= _FIGURE_JUMPS:
@@ -335,6 +349,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
     headings = _headings(lines, body, usual)
     figures = _figure_runs(lines, headings, body)
+    headings = [heading and figure is None for heading, figure in zip(headings, figures, strict=True)]
     blocks: list[tuple[bool, list[str], float, bool]] = []
     previous: _Line | None = None
     for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
