@@ -273,7 +273,7 @@ def test_a_front_matter_never_closed_is_text(tmp_path: Path) -> None:
     """A ``---`` opening the file with no closing line is a thematic break, not a front matter."""
     (tmp_path / "notes.md").write_text("---\ntitle: Draft\n\nThe gate opens at 7.\n", encoding="utf-8")
     chunks = read_document(tmp_path / "notes.md", IngestOptions(min_chunk_tokens=0), doc_id="notes")
-    assert [c.text for c in chunks] == ["--- title: Draft", "The gate opens at 7."]
+    assert [c.text for c in chunks] == ["title: Draft", "The gate opens at 7."]
     assert chunks[0].context.startswith("notes")
 
 
@@ -456,3 +456,27 @@ def test_a_document_whose_first_heading_is_a_list_title_keeps_its_file_title(tmp
     )
     (chunk,) = read_document(tmp_path / "terms.md", IngestOptions(min_chunk_tokens=0), doc_id="terms")
     assert (chunk.section, chunk.context) == ("1. Definitions", "terms > 1. Definitions")
+
+
+def test_a_link_or_emphasis_over_a_paragraphs_lines_a_rule_and_a_quote_read_as_they_render(
+    tmp_path: Path,
+) -> None:
+    """Hard-wrapped Markdown (a governance proposal) wraps emphasis and links over lines: they render
+    as their text all the same. A thematic break (``----``) is a rule, not text of the next paragraph;
+    a block quote reads as its text, a fenced block inside it as code, closed by its quoted fence."""
+    (tmp_path / "gov.md").write_text(
+        "# Governance\n\n----\n**This proposal is now formalised in the\nRules of the Foundation.**\n"
+        "See [the rules\ndocument](https://example.org/rules) and *the\nannex*.\n\n* * *\n\n"
+        "> 4. The objects of the Foundation are\n> to:\n>\n> 4.1.1  empower users.\n\n"
+        "> ```\n> > not a quote\n> ```\n\nAfter the quote.\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(tmp_path / "gov.md", IngestOptions(min_chunk_tokens=0), doc_id="gov.md")
+    assert [c.text for c in chunks] == [
+        "This proposal is now formalised in the Rules of the Foundation."
+        " See the rules document and the annex.",
+        "4. The objects of the Foundation are to:",
+        "4.1.1 empower users.",
+        "``` > not a quote ```",
+        "After the quote.",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from datetime import datetime
 from pathlib import Path
 
@@ -134,6 +135,28 @@ def test_formula_pass_only_when_a_formula_lacks_its_cached_value(tmp_path: Path)
     assert not has_uncached_formulas(SAMPLE / "quote_job.xlsx")
     # openpyxl writes formulas without results, so their text must be read from a second parse.
     assert has_uncached_formulas(make_workbook(tmp_path / "w.xlsx"))
+
+
+def test_a_formula_whose_cached_result_is_the_empty_string_is_an_empty_cell(tmp_path: Path) -> None:
+    """Excel saves ``=IF(Q2<>"",0,"")`` that came out empty as a ``str`` cell with an empty value: the
+    cell is empty, as Excel shows it, not its formula text (the OMOP data-quality workbook had it in
+    839 of its 1,342 chunks). A formula saved without any result is still its formula text."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Check", "Threshold", "Notes"])
+    sheet.append(["plausible value", '=IF(D2<>"",0,"")', "=C1"])
+    book.save(tmp_path / "raw.xlsx")
+    with zipfile.ZipFile(tmp_path / "raw.xlsx") as raw, zipfile.ZipFile(tmp_path / "w.xlsx", "w") as out:
+        for item in raw.infolist():
+            data = raw.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":  # as Excel saves the first formula
+                data = data.replace(b'<c r="B2"><f>', b'<c r="B2" t="str"><f>').replace(
+                    b"</f><v></v>", b"</f><v/>", 1
+                )
+            out.writestr(item, data)
+    assert has_uncached_formulas(tmp_path / "w.xlsx")  # the second formula has no result
+    chunks = read_document(tmp_path / "w.xlsx", IngestOptions(), doc_id="w.xlsx")
+    assert [c.text for c in chunks] == ["Check: plausible value; Notes: =C1"]
 
 
 def _sheet(path: Path, rows: list[list[object]]) -> Path:

@@ -15,10 +15,12 @@ line of its own, ``## Scope {#scope}``). A list item that titles the items
 indented under it (an agreement's ``3. Restricted Transfers``) is a heading
 (``_list_titles``). Once a block's structure is known,
 its inline formatting is read (``_inline``): emphasis, escapes, entity
-references, autolinks and phrasing HTML tags (a link's ``<a href>`` too); an
+references, autolinks and phrasing HTML tags (a link's ``<a href>`` too),
+over the lines of a paragraph, as hard-wrapped text wraps them; an
 HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
 front matter block (between ``---`` lines at the top) is one paragraph without
-its fences. The document's title (for ``context``) is its
+its fences. A block quote reads as its text (``_unquoted``), a thematic break
+(``----``) ends a paragraph and is nothing. The document's title (for ``context``) is its
 front matter's ``title``, else its first H1, else the file stem. Short paragraphs
 join a neighbour (see ``fragments``); long ones are cut into token-bounded
 segments between sentences. Every paragraph keeps the lines it was read
@@ -100,7 +102,7 @@ _INLINE = re.compile(
     r"|</?(?:a|b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
     r"|(\*{1,3})(?=[^\s*])(.+?)(?:(?<=[^\s*\\])|(?<=\\\*))\5(?!\*)"
     r"|(?<![\w\\])(_{1,3})(?=[^\s_])(.+?)(?:(?<=[^\s_\\])|(?<=\\_))\7(?!\w)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.DOTALL,  # emphasis may run over the lines of its paragraph
 )
 # In an HTML ``<pre>`` block, which holds HTML, not Markdown: a tag (``<b>All users</b>``, the
 # ``<pre>`` itself) is nothing, an entity reference its character.
@@ -114,6 +116,10 @@ _LIST_ITEM = re.compile(r"^( *)(?:\d{1,3}[.)]|[A-Za-z][.)]|[ivxlc]{1,6}[.)]|[-*+
 # following applies:``).
 _TITLE_WORDS = 10
 _LEAD_IN_ENDS = (":", ";", ",")
+# A block quote's marker (``> ``), nested or not: the quote reads as its text.
+_QUOTE = re.compile(r"^ {0,3}> ?")
+# A thematic break (``----``, ``* * *``, ``___``) renders as a rule: it ends a paragraph and is nothing.
+_THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 # YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 _FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")
@@ -219,7 +225,8 @@ def _block(outline: Outline, block: _Lines) -> None:
         rows = [(n, [_inline(cell) for cell in _cells(line)]) for n, line in enumerate(lines[2:], start=1)]
         outline.table([_header(cell) for cell in _cells(lines[0])], rows)
         return
-    text = "\n".join(lines if block.code else map(_inline, lines))
+    # a link or emphasis may run over a paragraph's lines (``**This MSC is now`` / ``formalised …**``)
+    text = "\n".join(lines) if block.code else _inline(_without_markup("\n".join(lines)))
     text = _html_text(text) if block.pre else text
     outline.paragraph(text, lines=(block.first_line, block.first_line + len(lines) - 1))
 
@@ -254,6 +261,15 @@ class _Lines:
         return next((match.group(2) for match in found if match), None)
 
 
+def _unquoted(line: str, most: int | None) -> tuple[str, int]:
+    """A line without its block quote markers (at most ``most``: a fenced block's lines lose only the
+    markers of the quotes it is in), and how many it had."""
+    depth = 0
+    while (most is None or depth < most) and _QUOTE.match(line):
+        line, depth = _QUOTE.sub("", line, count=1), depth + 1
+    return line, depth
+
+
 def _events(text: str) -> list[_Heading | _Lines]:
     """Headings and blocks (paragraph, fenced block, table) of a Markdown text, in order."""
     events: list[_Heading | _Lines] = []
@@ -277,7 +293,9 @@ def _events(text: str) -> list[_Heading | _Lines]:
             if any(line.strip() for line in lines[1:end]):
                 events.append(_Lines(lines[1:end], 2, code=True, front_matter=True))
             lines[: end + 1] = [""] * (end + 1)  # so line numbers stay those of the file
-    for number, raw in enumerate(lines, start=1):
+    quoted = 0  # how many block quotes the open fenced block is in
+    for number, written in enumerate(lines, start=1):
+        raw, depth = _unquoted(written, None if fence is None else quoted)
         if fence is not None:
             block.append(raw)
             if fence in raw.lower() if fence in _HTML_ENDS else raw.strip().startswith(fence):
@@ -295,7 +313,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
         fenced = _FENCE.match(line.strip())
         if fenced:
             flush(number)
-            block, fence = [line], fenced.group(1)
+            block, fence, quoted = [line], fenced.group(1), depth
             continue
         html = _PRE_END if _PRE.match(line.strip()) else _TABLE_END if _TABLE.match(line.strip()) else None
         if html is not None:
@@ -304,7 +322,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
             if html in line.lower():  # closed on its own line
                 flush(number + 1, closing=html)
             else:
-                fence = html
+                fence, quoted = html, depth
             continue
         atx = _ATX.match(line)
         if atx:
@@ -315,7 +333,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
             events.append(_Heading(1 if line.strip().startswith("=") else 2, _heading_text(block[0])))
             block, start = [], number + 1
             continue
-        if not line.strip():
+        if not line.strip() or _THEMATIC_BREAK.match(line):
             flush(number + 1)
             continue
         if not block:

@@ -22,7 +22,8 @@ column, titles the rows under it (``_group_titles``: a model's ``Nameplate
 Ratings`` over its points) reads as itself and is a step of their context.
 Merged cells are read from their top-left
 cell: a vertical merge repeats the value on every row it spans, a horizontal
-one gives it once. Formulas are read as the cached value Excel saved; a
+one gives it once. Formulas are read as the cached value Excel saved, an empty
+string as an empty cell (``=IF(Q2<>"",0,"")``, as Excel shows it); a
 formula without one (written by a library, never recalculated) is kept as its
 formula text (``=C5*D5``) rather than dropped. Each chunk's ``context`` is the
 workbook title (its core title, else the file stem), the sheet name and the
@@ -61,10 +62,15 @@ _MAX_HEADER_CHARS = 60
 _MIN_STACKED_COLUMNS = 3  # a repeated pair of cells may as well be data
 _MIN_KEY_VALUE_ROWS = 3  # two rows could as well be a header and one record
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
-# A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result.
+# A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result,
+# nor has one with an empty value (as openpyxl writes formulas), unless the cell's type is ``str``: a
+# formula whose cached result is the empty string (``=IF(Q2<>"",0,"")``), which Excel shows as an empty
+# cell.
+_FORMULA = rb"(?:<(?:\w+:)?f\b[^>]*/>|<(?:\w+:)?f\b[^>]*>[^<]*</(?:\w+:)?f>)\s*"
+_EMPTY_VALUE = rb"(?:<(?:\w+:)?v\s*/>|<(?:\w+:)?v>\s*</(?:\w+:)?v>)"
 _UNCACHED_FORMULA = re.compile(
-    rb"(?:</(?:\w+:)?f>|<(?:\w+:)?f\b[^>]*/>)\s*"
-    rb"(?:</(?:\w+:)?c>|<(?:\w+:)?v\s*/>|<(?:\w+:)?v>\s*</(?:\w+:)?v>)"
+    rb"<(?:\w+:)?c\b[^>]*>\s*" + _FORMULA + rb"</(?:\w+:)?c>"
+    rb"|<(?:\w+:)?c\b(?![^>]*\bt=[\"']str[\"'])[^>]*>\s*" + _FORMULA + _EMPTY_VALUE
 )
 
 
@@ -170,7 +176,7 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
             if cell.__class__.__name__ == "MergedCell":
                 continue
             raw = cell.value
-            if raw is None:
+            if raw is None and cell.data_type != "str":  # ``str``: a formula's cached empty string
                 formula = formulas.at(values.title, cell.row, cell.column)
                 raw = formula if isinstance(formula, str) and formula.startswith("=") else None
             if raw is None:
