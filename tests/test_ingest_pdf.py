@@ -741,6 +741,40 @@ def test_a_figures_labels_set_as_headings_are_one_block_of_the_section_above(tmp
     ]
 
 
+def test_a_pages_small_print_does_not_set_its_line_spacing(tmp_path: Path) -> None:
+    """The usual line spacing, which parts paragraphs and joins a heading's lines, is the body's: a
+    diagram's small labels set 6 points apart on the page made it 6, so a chapter heading wrapped
+    over two lines became two headings (``Chapter 3. Information structures and`` / ``attributes``)
+    and body lines 13 points apart became a paragraph each."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 22)
+    for text in ("Chapter 3. Information structures and", "attributes"):
+        pdf.cell(0, 11, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 5)
+    for n in range(14):
+        pdf.cell(0, 2.2, f"+P{n} : int", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(8)
+    pdf.set_font("Helvetica", "", 10)
+    body = (
+        "The nameplate holds the properties a manufacturer must show on the product itself,",
+        "in the order the directive lists them, and the ones it may add for its own use.",
+        "Each property names its data type and how often it may occur in the nameplate,",
+        "so that a reader of the submodel knows which values it can rely on being there.",
+    )
+    for text in body:
+        pdf.cell(0, 4.6, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "f.pdf"))
+    chunks = read_document(tmp_path / "f.pdf", IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert {c.section for c in chunks} == {"Chapter 3. Information structures and attributes"}
+    assert chunks[-1].text == (
+        "The nameplate holds the properties a manufacturer must show on the product itself, in the order"
+        " the directive lists them, and the ones it may add for its own use. Each property names its data"
+        " type and how often it may occur in the nameplate, so that a reader of the submodel knows which"
+        " values it can rely on being there."
+    )
+
+
 def test_a_tables_header_row_names_its_rows_context_not_their_section(tmp_path: Path) -> None:
     """A bold line set in cells apart (a table's header row) is no section of its own: the rows
     below keep the section of the heading over the table, with the header row a step of their

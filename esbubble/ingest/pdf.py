@@ -1,7 +1,8 @@
 """PDF reader (pypdf): chunks per page, split into paragraphs, cited by page number.
 
 Text is collected with its position and font size. Lines further apart than
-1.35× the usual line spacing (the most common gap between body lines), or
+1.35× the usual line spacing (the most common gap between lines of the
+body's size, so a figure's small labels or small print do not set it), or
 more than twice the font size, start a new paragraph; lines set clearly
 larger than the body text (≥ 1.15×), or bold when the body is not, are
 headings and name the section of what follows, across pages; a line's size
@@ -340,10 +341,16 @@ def _in_cells(line: _Line) -> bool:
 
 def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[_Block]:
     """The blocks of one page, in reading order (``words``: see ``join_lines``)."""
+    # the body's line spacing: between lines of the body's size, not a figure's small labels or a table's
+    # small print, which set a page's most common gap apart as closely as their size allows
     gaps = Counter(
         round(a.y - b.y)
         for a, b in itertools.pairwise(lines)
-        if a.y - b.y > 0 and not _is_heading(a, body) and not _is_heading(b, body)
+        if a.y - b.y > 0
+        and not _is_heading(a, body)
+        and not _is_heading(b, body)
+        and abs(a.size - body[0]) <= 0.5
+        and abs(b.size - body[0]) <= 0.5
     )
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
