@@ -261,6 +261,23 @@ def test_a_field_table_without_a_header_row_reads_each_field(tmp_path: Path) -> 
     ]
 
 
+def test_an_error_table_that_starts_with_its_first_code_has_no_header_row(tmp_path: Path) -> None:
+    """An API guide's error table lists its codes with no header row (``400 | Bad Request``, ``404 |
+    Not Found``): a first row whose first cell is a number alone is a row, so code 400 is not lost
+    as a column name and the others read as themselves, not ``400: 404; Bad Request: Not Found``.
+    A header over years (``Region | 2019``) stays a header."""
+    document = docx.Document()
+    _table(document, [("400", "Bad Request"), ("404", "Not Found")])
+    _table(document, [("Region", "2019"), ("North", "12")])
+    document.save(str(tmp_path / "errors.docx"))
+    chunks = read_document(tmp_path / "errors.docx", OPTIONS, doc_id="errors.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (1, "400; Bad Request"),
+        (2, "404; Not Found"),
+        (2, "Region: North; 2019: 12"),
+    ]
+
+
 def test_a_table_of_one_column_is_one_text(tmp_path: Path) -> None:
     """A one-column table is a box around text (``Request`` over its ``GET …`` line, ``Response`` over
     its body), not a table of values: it reads as one text, so no row is a one-word chunk."""

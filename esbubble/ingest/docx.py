@@ -5,9 +5,10 @@ with the number Word shows before it (``1.5 High Availability Support``:
 ``numbering``); text before the first heading has the file name as its
 section. The title in each chunk's ``context`` is the document's core
 title, else the file stem. A table's first row is
-its header when it has at least two non-empty cells and none of them is a
-sentence (``is_header_row``: a field table starting with its first field has
-no header); each further row is a
+its header when it has at least two non-empty cells, none of them is a
+sentence and its first cell is no number alone (``is_header_row``: a field
+table starting with its first field, or an error table with its first code,
+``400 | Bad Request``, has no header); each further row is a
 chunk ``Header: value; …`` with ``row_number`` its row in the table. A table of
 one column is a box around text (a code sample, a request and its response):
 one row of all its text. A key-value table, whose

@@ -117,17 +117,23 @@ class Outline:
 
 # A header cell is a label: a cell of more than this many words ending as a sentence does is a value.
 _LABEL_WORDS = 5
+# A number alone (``400``, ``1.2``) in a row's first cell keys a record (an error code, a clause): the
+# row is data, not the names of the columns.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def is_header_row(values: Sequence[str]) -> bool:
     """A table's first row names its columns: at least two non-empty cells, none of them a sentence
-    (more than ``_LABEL_WORDS`` words ending with a full stop). A field table that has no header row
-    starts with its first field (``agreementPeriod | A time period. The time period during which …``;
-    SARIF's ``theSarifLog | The root object of the SARIF log file.``), which as a header would name
+    (more than ``_LABEL_WORDS`` words ending with a full stop), and its first cell no number alone. A
+    field table that has no header row starts with its first field (``agreementPeriod | A time
+    period. The time period during which …``; SARIF's ``theSarifLog | The root object of the SARIF log
+    file.``), an error table with its first code (``400 | Bad Request``), which as a header would name
     every other row's values."""
     cells = [value for value in values if value]
-    return len(cells) >= 2 and not any(
-        value.endswith(".") and len(value.split()) > _LABEL_WORDS for value in cells
+    return (
+        len(cells) >= 2
+        and not (values and _NUMBER.fullmatch(values[0].strip()))
+        and not any(value.endswith(".") and len(value.split()) > _LABEL_WORDS for value in cells)
     )
 
 
