@@ -775,6 +775,45 @@ def test_a_pages_small_print_does_not_set_its_line_spacing(tmp_path: Path) -> No
     )
 
 
+def test_a_bullet_item_whose_line_sets_a_term_large_is_no_heading(tmp_path: Path) -> None:
+    """A specification sets its element names large and bold inside sentences: an item's second line
+    (``harmonized drop-in`` **Address Information.**, or **AssetSpecificProperties.** alone) read as
+    a heading that cut the item. A line partly in the body's style, or one that ends the sentence
+    the line above leaves open, goes on in it. The bullets, set a little above their items' first
+    lines, no longer set the page's line spacing either."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.text(20, 20, "2.2 Overview")
+
+    def item(y: float, first: str) -> None:
+        pdf.set_font("Helvetica", "", 10)
+        pdf.text(20, y - 1, "-")
+        pdf.text(25, y, first)
+
+    item(30, "The submodel instance comprises a set of elementary data elements of a nameplate.")
+    item(40, "Address information of the manufacturer or of a service provider is provided by a")
+    pdf.text(25, 45, "harmonized drop-in")
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.text(25 + pdf.get_string_width("harmonized drop-in ") * 10 / 12, 45, "Address Information.")
+    item(55, "As physical nameplates hold asset specific information, these can be added to")
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.text(25, 60, "AssetSpecificProperties.")
+    pdf.set_font("Helvetica", "", 10)
+    closing = (
+        "The tables of the next chapter describe each element with its type, its",
+        "cardinality and an example value, in the order the model lists them.",
+    )
+    for n, text in enumerate(closing):
+        pdf.text(20, 70 + 5 * n, text)
+    pdf.output(str(tmp_path / "f.pdf"))
+    chunks = read_document(tmp_path / "f.pdf", IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert {c.section for c in chunks} == {"2.2 Overview"}
+    text = " ".join(c.text for c in chunks)
+    assert "is provided by a harmonized drop-in Address Information." in text
+    assert "can be added to AssetSpecificProperties." in text
+
+
 def test_a_tables_header_row_names_its_rows_context_not_their_section(tmp_path: Path) -> None:
     """A bold line set in cells apart (a table's header row) is no section of its own: the rows
     below keep the section of the heading over the table, with the header row a step of their

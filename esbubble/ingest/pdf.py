@@ -60,6 +60,8 @@ _SECTION_NUMBER = re.compile(
     r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
 )
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
+_BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
+_MIN_LEADING = 0.9  # consecutive lines of text are at least about their font size apart
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
 # ending in a colon) is no heading, however bold.
@@ -264,16 +266,21 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
 
 
 def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> list[bool]:
-    """Whether each line of a page is a heading (``_is_heading``), except that a line bold only by
-    its words (body size) is none when it sits in a paragraph: right under a body line that ends no
-    sentence (``… to send encrypted`` / **transport messages.**), or right over one that goes on in
-    lower case (**1. Encryption to an ephemeral recipient. This payload has forward** / ``secrecy
-    …``). Right under or over means at most the usual line spacing away (``usual``, 0: unknown)."""
+    """Whether each line of a page is a heading (``_is_heading``), except that a line heading only by
+    its words — bold at the body's size, or set partly in the body's own style (a term set large in a
+    sentence: ``harmonized SMT drop-in`` **Address Information.**) — is none when it sits in a
+    paragraph: right under a body line that ends no sentence (``… to send encrypted`` / **transport
+    messages.**), or right over one that goes on in lower case (**1. Encryption to an ephemeral
+    recipient. This payload has forward** / ``secrecy …``). Right under or over means at most the
+    usual line spacing away (``usual``, 0: unknown)."""
     flags = [_is_heading(line, body) for line in lines]
     if usual <= 0:
         return flags
     limit = body[0] * _HEADING_SCALE
-    by_words = [flag and line.size < limit for flag, line in zip(flags, lines, strict=True)]
+    by_words = [
+        flag and (line.size < limit or line.styles[body] >= _BODY_SHARE * sum(line.styles.values()))
+        for flag, line in zip(flags, lines, strict=True)
+    ]
 
     def near(upper: _Line, lower: _Line) -> bool:
         return 0 < upper.y - lower.y <= usual * _PARAGRAPH_GAP
@@ -281,7 +288,8 @@ def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> lis
     for index in range(1, len(lines)):  # downwards, so a paragraph's bold lines go one after another
         above, line = lines[index - 1], lines[index]
         ends = _ENDS_SENTENCE.search(above.text) is not None
-        if by_words[index] and not flags[index - 1] and near(above, line) and not ends:
+        closes = line.text.endswith(".") and NUMBERED.match(line.text) is None  # a sentence's end
+        if (by_words[index] or closes) and not flags[index - 1] and near(above, line) and not ends:
             flags[index] = False  # the paragraph above goes on in it
     for index in range(len(lines) - 2, -1, -1):  # upwards, likewise
         line, below = lines[index], lines[index + 1]
@@ -342,11 +350,12 @@ def _in_cells(line: _Line) -> bool:
 def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[_Block]:
     """The blocks of one page, in reading order (``words``: see ``join_lines``)."""
     # the body's line spacing: between lines of the body's size, not a figure's small labels or a table's
-    # small print, which set a page's most common gap apart as closely as their size allows
+    # small print, which set a page's most common gap apart as closely as their size allows, nor a
+    # bullet set a little above its item's first line (less than a line apart: the same line)
     gaps = Counter(
         round(a.y - b.y)
         for a, b in itertools.pairwise(lines)
-        if a.y - b.y > 0
+        if a.y - b.y >= body[0] * _MIN_LEADING
         and not _is_heading(a, body)
         and not _is_heading(b, body)
         and abs(a.size - body[0]) <= 0.5
