@@ -265,8 +265,8 @@ def _unquoted(line: str, most: int | None) -> tuple[str, int]:
     """A line without its block quote markers (at most ``most``: a fenced block's lines lose only the
     markers of the quotes it is in), and how many it had."""
     depth = 0
-    while (most is None or depth < most) and _QUOTE.match(line):
-        line, depth = _QUOTE.sub("", line, count=1), depth + 1
+    while (most is None or depth < most) and (marker := _QUOTE.match(line)):
+        line, depth = line[marker.end() :], depth + 1
     return line, depth
 
 

@@ -62,6 +62,7 @@ _SECTION_NUMBER = re.compile(
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
 _MIN_LEADING = 0.9  # consecutive lines of text are at least about their font size apart
+_SIZE_TOLERANCE = 0.5  # font sizes this close (points) are one size
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
 # ending in a colon) is no heading, however bold.
@@ -301,12 +302,17 @@ def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> lis
 _CAPTION = re.compile(r"^(?:figure|fig\.|table|diagram)\s+[\dA-Z]", re.IGNORECASE)
 
 
+def _body_sized(line: _Line, body: tuple[float, bool]) -> bool:
+    """Whether a line is set at the body's size (within ``_SIZE_TOLERANCE``)."""
+    return abs(line.size - body[0]) <= _SIZE_TOLERANCE
+
+
 def _labels(line: _Line, heading: bool, body: tuple[float, bool]) -> bool:
-    """Whether a line may label a figure: set smaller than the body, or as a heading (larger or bold)
-    other than a caption or a numbered heading."""
+    """Whether a line may label a figure: set smaller or larger than the body, or as a heading
+    (larger or bold) other than a caption or a numbered heading."""
     if heading:
         return _CAPTION.match(line.text) is None and NUMBERED.match(line.text) is None
-    return line.size < body[0] - 0.5 or line.size > body[0] + 0.5
+    return not _body_sized(line, body)
 
 
 def _figure_runs(lines: list[_Line], headings: list[bool], body: tuple[float, bool]) -> list[int | None]:
@@ -352,14 +358,11 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     # the body's line spacing: between lines of the body's size, not a figure's small labels or a table's
     # small print, which set a page's most common gap apart as closely as their size allows, nor a
     # bullet set a little above its item's first line (less than a line apart: the same line)
+    plain = [_body_sized(line, body) and not _is_heading(line, body) for line in lines]
     gaps = Counter(
         round(a.y - b.y)
-        for a, b in itertools.pairwise(lines)
-        if a.y - b.y >= body[0] * _MIN_LEADING
-        and not _is_heading(a, body)
-        and not _is_heading(b, body)
-        and abs(a.size - body[0]) <= 0.5
-        and abs(b.size - body[0]) <= 0.5
+        for (a, a_plain), (b, b_plain) in itertools.pairwise(zip(lines, plain, strict=True))
+        if a_plain and b_plain and a.y - b.y >= body[0] * _MIN_LEADING
     )
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
@@ -377,7 +380,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
         gap = previous.y - line.y if previous is not None else 0.0
         # a heading's lines are set further apart than the body's, in proportion to their size; a
         # heading goes on only in its own size
-        resized = heading and previous is not None and abs(previous.size - line.size) > 0.5
+        resized = heading and previous is not None and abs(previous.size - line.size) > _SIZE_TOLERANCE
         scale = max(1.0, line.size / body[0]) if heading and body[0] > 0 else 1.0
         new_block = (
             not blocks
