@@ -186,6 +186,22 @@ def test_a_table_of_its_header_row_alone_is_its_text(tmp_path: Path) -> None:
     ]
 
 
+def test_a_long_rows_continuation_names_it_by_the_cells_that_tell_rows_apart(tmp_path: Path) -> None:
+    """Every table reader keys a row's continuation parts alike (``drafts.key_width``): a table of
+    endpoints lists each resource's operations under the resource's name."""
+    path = tmp_path / "api.md"
+    notes = "The call returns the listed fields and pages them by fifty records at a time. " * 4
+    path.write_text(
+        "# Operations\n\n| Resource | Operation | Notes |\n|---|---|---|\n"
+        f"| product | GET | {notes} |\n| product | POST | {notes} |\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(path, IngestOptions(max_chunk_tokens=48), doc_id="api.md")
+    post = [c for c in chunks if c.row_number == 2]
+    assert len(post) >= 2
+    assert all(c.text.startswith("Resource: product; Operation: POST; … ") for c in post[1:])
+
+
 def test_a_line_break_tag_in_a_table_cell_is_a_space_and_code_keeps_it(tmp_path: Path) -> None:
     path = tmp_path / "cas.md"
     path.write_text(

@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.ingest.drafts import Cell, collapse_repeats
+from esbubble.ingest.drafts import Cell, collapse_repeats, key_width, row_parts
 
 cells = st.lists(
     st.builds(Cell, header=st.sampled_from(["", "a", "b", "c", "d"]), value=st.sampled_from(["1", "2", "x"])),
@@ -39,3 +39,30 @@ def test_collapsing_keeps_every_value_in_order_and_only_drops_repeats(row: list[
     assert len(collapsed) <= len(row)
     if all(a.value != b.value for a, b in pairwise(row)):
         assert collapsed == row
+
+
+def test_a_rows_key_is_its_fewest_leading_cells_that_tell_the_rows_apart() -> None:
+    def table(*rows: tuple[str, ...]) -> list[list[Cell]]:
+        return [[Cell(f"h{i}", value) for i, value in enumerate(row)] for row in rows]
+
+    assert key_width(table(("a", "x", "1"), ("b", "x", "1"))) == 1  # a code list: its code
+    assert key_width(table(("T", "f1", "1"), ("T", "f2", "1"), ("U", "f1", "1"))) == 2  # a table's fields
+    assert key_width(table(("T", "g", "f1"), ("T", "g", "f2"))) == 3
+    # no width tells more rows apart than one cell does: one cell
+    assert key_width(table(("T", "x", "1"), ("T", "x", "1"))) == 1
+    assert key_width([]) == 1
+
+
+def test_a_continuation_leads_with_as_many_key_cells_as_are_short() -> None:
+    row = [
+        Cell("Table", "PERSON"),
+        Cell("Field", "year_of_birth"),
+        *(Cell(f"c{n}", "word " * 20) for n in range(6)),
+    ]
+    parts = row_parts(row, 64, "o200k_base", key=2)
+    assert len(parts) > 2 and all(
+        text.startswith("Table: PERSON; Field: year_of_birth; … c") for text, _ in parts[1:]
+    )
+    long_field = [row[0], Cell("Field", "a field named by a whole sentence of many words " * 2), *row[2:]]
+    parts = row_parts(long_field, 64, "o200k_base", key=2)
+    assert all(text.startswith("Table: PERSON; … ") for text, _ in parts[1:])

@@ -93,6 +93,26 @@ def test_a_long_first_cell_is_not_repeated_on_continuations(tmp_path: Path) -> N
     assert len(parts) > 2 and not any(c.text.startswith("Note: The membrane") for c in parts[1:])
 
 
+def test_continuations_of_a_field_dictionary_name_the_table_and_the_field(tmp_path: Path) -> None:
+    """A data dictionary lists each table's fields under the table's name (OMOP's ``FIELD LEVEL``
+    sheet: ``CDM_TABLE | CDM_FIELD | …`` with 46 columns). The first cell names a table, not the row:
+    a continuation part that said only ``CDM_TABLE: PERSON; …`` held a check's threshold for no field
+    in particular. It starts with the cells that tell the rows apart."""
+    path = tmp_path / "dictionary.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Fields"
+    checks = [f"CHECK_{n}" for n in range(12)]
+    sheet.append(["CDM_TABLE", "CDM_FIELD", *checks])
+    for table, field in [("PERSON", "year_of_birth"), ("PERSON", "gender_concept_id"), ("VISIT", "visit_id")]:
+        sheet.append([table, field, *(f"threshold {n} for the plausible value" for n in range(12))])
+    book.save(path)
+    chunks = read_document(path, IngestOptions(max_chunk_tokens=64), doc_id="d")
+    birth = [c for c in chunks if c.row_number == 2]
+    assert len(birth) >= 3
+    assert all(c.text.startswith("CDM_TABLE: PERSON; CDM_FIELD: year_of_birth; … CHECK_") for c in birth[1:])
+
+
 def test_two_reads_give_identical_chunks_and_tiktoken_counts(tmp_path: Path) -> None:
     path = make_workbook(tmp_path / "w.xlsx")
     first = read_document(path, OPTIONS, doc_id="w")

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, row_drafts
+from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, key_width, row_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.models import Chunk
 
@@ -54,13 +54,20 @@ def read_csv(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
         headers = [h.strip() for h in numbered[0][1]]
         numbered = numbered[1:]
     context = chunk_context(name, (), headers)
+    rows = [
+        (
+            number,
+            [
+                Cell(header=headers[i] if i < len(headers) else "", value=value)
+                for i, value in enumerate(record)
+                if value.strip()
+            ],
+        )
+        for number, record in numbered
+    ]
+    key = key_width([cells for _, cells in rows])
     drafts: list[Draft] = []
-    for number, record in numbered:
-        cells = [
-            Cell(header=headers[i] if i < len(headers) else "", value=value)
-            for i, value in enumerate(record)
-            if value.strip()
-        ]
+    for number, cells in rows:
         drafts.extend(
             row_drafts(
                 f"sheet={name}/row={number}",
@@ -71,6 +78,7 @@ def read_csv(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
                 sheet_name=name,
                 row_number=number,
                 context=context,
+                key=key,
             )
         )
     if not drafts:

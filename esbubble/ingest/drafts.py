@@ -104,24 +104,35 @@ def chunk_context(title: str, path: Sequence[str] = (), headers: Sequence[str] =
     return f"{place}{CONTEXT_PART}{', '.join(names)}" if names else place
 
 
-_MAX_LEAD_TOKENS = 24  # a first cell longer than this names no row: its continuation parts go without it
+_MAX_LEAD_TOKENS = 24  # key cells longer than this name no row: its continuation parts go without them
+_MAX_KEY_CELLS = 3
 _CONTINUED = "… "
 
 
-def _lead(cells: Sequence[Cell], max_tokens: int, encoding: str) -> tuple[str, int]:
-    """What a continuation part of the row starts with, and its tokens: its first cell, then a mark that
-    the row goes on (``Identifier: contractPerformance; … Matured, acronym: MA``); nothing when that
-    cell is long."""
-    if len(cells) < 2:
-        return "", 0
-    lead = f"{cells[0].display}{ROW_JOINER}{_CONTINUED}"
-    tokens = count_tokens(lead, encoding)
-    return (lead, tokens) if tokens <= min(_MAX_LEAD_TOKENS, max_tokens // 4) else ("", 0)
+def key_width(rows: Sequence[Sequence[Cell]]) -> int:
+    """How many leading cells name a row of a table: the fewest (1 to ``_MAX_KEY_CELLS``) whose values
+    tell the most rows apart. A dictionary of fields lists each table's fields under the table's name
+    (``CDM_TABLE: PERSON; CDM_FIELD: year_of_birth``): its first cell names a table, not the row."""
+    widths = range(1, _MAX_KEY_CELLS + 1)
+    distinct = [len({tuple(cell.value for cell in cells[:width]) for cells in rows}) for width in widths]
+    return distinct.index(max(distinct)) + 1 if rows else 1
 
 
-def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]:
+def _lead(cells: Sequence[Cell], key: int, max_tokens: int, encoding: str) -> tuple[str, int]:
+    """What a continuation part of the row starts with, and its tokens: its ``key`` first cells (as many
+    of them as are short enough), then a mark that the row goes on (``Identifier:
+    contractPerformance; … Matured, acronym: MA``); nothing when the first cell is long."""
+    for width in range(min(key, len(cells) - 1), 0, -1):
+        lead = f"{ROW_JOINER.join(cell.display for cell in cells[:width])}{ROW_JOINER}{_CONTINUED}"
+        tokens = count_tokens(lead, encoding)
+        if tokens <= min(_MAX_LEAD_TOKENS, max_tokens // 4):
+            return lead, tokens
+    return "", 0
+
+
+def _cut_row(cells: Sequence[Cell], key: int, max_tokens: int, encoding: str) -> list[str]:
     """The texts of a row too long for one part, cut as ``row_parts`` describes."""
-    lead, lead_tokens = _lead(cells, max_tokens, encoding)
+    lead, lead_tokens = _lead(cells, key, max_tokens, encoding)
     room = max_tokens - lead_tokens  # of a part after the lead
     texts: list[str] = []
     current = ""
@@ -141,7 +152,9 @@ def _cut_row(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[str]
     return texts
 
 
-def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tuple[str, str]]:
+def row_parts(
+    cells: Sequence[Cell], max_tokens: int, encoding: str, *, key: int = 1
+) -> list[tuple[str, str]]:
     """``(text, compare_text)`` per part of a table row; one part unless the row is too long.
 
     Parts are cut between cells; where a cell does not fit, between sentences
@@ -152,7 +165,7 @@ def row_parts(cells: Sequence[Cell], max_tokens: int, encoding: str) -> list[tup
     """
     whole = ROW_JOINER.join(cell.display for cell in cells)
     fits = bool(whole) and count_tokens(whole, encoding) <= max_tokens
-    texts = [whole] if fits else _cut_row(cells, max_tokens, encoding)
+    texts = [whole] if fits else _cut_row(cells, key, max_tokens, encoding)
     labels = sorted({re.escape(c.header) for c in cells if c.header}, key=len, reverse=True)
     label = re.compile(rf"(?:^|(?<={ROW_JOINER}))(?:{'|'.join(labels)}){HEADER_MARK}") if labels else None
     return [(text, (label.sub("", text) if label else text).replace(ROW_JOINER, " ")) for text in texts]
@@ -211,8 +224,10 @@ def row_drafts(
     sheet_name: str | None,
     row_number: int,
     context: str,
+    key: int = 1,
 ) -> list[Draft]:
-    """Drafts for one table row; continuation parts keep the row number."""
+    """Drafts for one table row; continuation parts keep the row number and start with its ``key``
+    first cells (``key_width`` of its table)."""
     clean = [Cell(normalise_space(c.header), normalise_space(c.value)) for c in cells]
     clean = collapse_repeats([c for c in clean if c.value])
     return [
@@ -226,7 +241,9 @@ def row_drafts(
             row_number=row_number,
             context=context,
         )
-        for index, (text, compare) in enumerate(row_parts(clean, options.max_chunk_tokens, options.encoding))
+        for index, (text, compare) in enumerate(
+            row_parts(clean, options.max_chunk_tokens, options.encoding, key=key)
+        )
     ]
 
 

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, label_value, row_drafts
+from esbubble.ingest.drafts import Cell, Paragraph, chunk_context, key_width, label_value, row_drafts
 from esbubble.ingest.fragments import Block
 from esbubble.ingest.options import IngestOptions
 
@@ -79,11 +79,15 @@ class Outline:
             headers, rows = [], [(1, headers)]
         context = chunk_context(self.title, self.path, headers)
         number = self._next_table()
-        for row, values in rows:
-            if any(values) and list(values) == list(headers):
-                continue  # the header row repeated inside the table (Word repeats it after a break)
-            cells = [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v]
-            self._row(number, row, cells, context)
+        table = [
+            (row, [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v])
+            for row, values in rows
+            # not the header row repeated inside the table (Word repeats it after a page break)
+            if not (any(values) and list(values) == list(headers))
+        ]
+        key = key_width([cells for _, cells in table])
+        for row, cells in table:
+            self._row(number, row, cells, context, key=key)
 
     def record(self, rows: Sequence[Sequence[str]]) -> None:
         """One key-value table (``Description: | …``, ``Type: | String``): a single record, read as
@@ -97,7 +101,7 @@ class Outline:
         self.tables[self.section] += 1
         return self.tables[self.section]
 
-    def _row(self, table: int, row: int, cells: Sequence[Cell], context: str) -> None:
+    def _row(self, table: int, row: int, cells: Sequence[Cell], context: str, *, key: int = 1) -> None:
         section = self.section
         self.blocks.append(
             tuple(
@@ -110,6 +114,7 @@ class Outline:
                     sheet_name=None,
                     row_number=row,
                     context=context,
+                    key=key,
                 )
             )
         )

@@ -48,7 +48,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.core.named import CONTEXT_PART, ROW_JOINER
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, label_value, row_drafts
+from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, key_width, label_value, row_drafts
 from esbubble.ingest.links import TableRow, code_labels, links
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.package import check_package
@@ -446,9 +446,14 @@ def _group_titles(grid: _Grid, header_rows: list[int], headers: dict[int, str]) 
 
 
 def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
-    """Every row's drafts, its context naming the codes other tables label (``links``)."""
+    """Every row's drafts, its context naming the codes other tables label (``links``), its continuation
+    parts its table's key cells (``key_width``)."""
     linkable = [TableRow(row.scope, tuple(row.cells)) for row in rows]
     labels = code_labels(linkable)
+    tables: dict[str, list[list[Cell]]] = {}
+    for row in rows:
+        tables.setdefault(row.scope, []).append(row.cells)
+    keys = {scope: key_width(cells) for scope, cells in tables.items()}
     drafts: list[Draft] = []
     for row, table_row in zip(rows, linkable, strict=True):
         named = links(table_row, labels) if labels else []
@@ -462,6 +467,7 @@ def _drafts(rows: list[_Row], options: IngestOptions) -> list[Draft]:
                 sheet_name=row.sheet,
                 row_number=row.number,
                 context=f"{row.context}{CONTEXT_PART}{ROW_JOINER.join(named)}" if named else row.context,
+                key=keys[row.scope],
             )
         )
     return drafts
