@@ -269,6 +269,37 @@ def test_headings_form_a_path_and_a_bold_first_word_is_no_heading(tmp_path: Path
     ]
 
 
+def test_a_table_row_whose_first_cell_is_bold_is_a_row_not_a_header(tmp_path: Path) -> None:
+    """A process specification's parameter tables set each row's name in bold and its values in
+    regular type, in cells apart, as a header row is set. A line in cells is a header row only when
+    it is bold in every cell; read as one, each row named the rows below it and was in no chunk."""
+    pdf = FPDF()
+    pdf.add_page()
+
+    def row(texts: list[str], bold: int) -> None:
+        for index, (width, text) in enumerate(zip((55, 30, 15, 20, 20, 20), texts, strict=False)):
+            pdf.set_font("Helvetica", "B" if index < bold else "", 11)
+            pdf.cell(width, 8, text)
+        pdf.ln(8)
+
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.cell(0, 10, "2.9 Rhigh")
+    pdf.ln(10)
+    pdf.set_font("Helvetica", "", 11)
+    pdf.multi_cell(0, 6, "The resistor uses unsalicided gate polysilicon. " * 3)
+    row(["Parameter", "Name", "Unit", "Min", "Target", "Max"], bold=6)
+    row(["Sheet Resistance", "RSRHIGH", "Ohm", "1160", "1360", "1560"], bold=2)
+    row(["Line Width Delta", "DWRHIGH", "nm", "-80", "-40", "0"], bold=2)
+    pdf.output(str(tmp_path / "spec.pdf"))
+    chunks = read_document(_with_widths(tmp_path / "spec.pdf"), IngestOptions(min_chunk_tokens=0), doc_id="s")
+    rows = [(c.section, c.context, c.text) for c in chunks if "RH" in c.text]
+    header = "spec > 2.9 Rhigh > Parameter Name Unit Min Target Max"
+    assert rows == [
+        ("2.9 Rhigh", header, "Sheet Resistance RSRHIGH Ohm 1160 1360 1560"),
+        ("2.9 Rhigh", header, "Line Width Delta DWRHIGH nm -80 -40 0"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("headings", "path"),
     [

@@ -15,12 +15,12 @@ as headings, are one block and name no section. Headings are
 not chunks of their own: they live on in the ``section`` of the chunks below
 them, and their path (``heading_path``: numbered headings by their number's
 depth, others below the last numbered one) in the chunks' ``context``. A
-bold line set in cells apart (``_in_cells``: a table's header row, ``Field
-Bits Description Access Reset``, known where the fonts give their glyphs'
-widths) is a step of the context of the rows below it, never their section;
-a
-heading with nothing below it before the next one that is not below it is a
-chunk, so its text is not lost. Text before the first heading has the file
+line set in cells apart and bold throughout (``_in_cells``: a table's header
+row, ``Field Bits Description Access Reset``, known where the fonts give their
+glyphs' widths) is a step of the context of the rows below it, never their
+section; one bold only in its first cells (a parameter's name) is a row of
+text (``_row_in_cells``). A heading with nothing below it before the next
+one that is not below it is a chunk, so its text is not lost. Text before the first heading has the file
 name as its section. Page numbers, running headers and footers and
 table-of-contents lines are dropped (``drop_furniture``); a word hyphenated
 at a line's end is joined again (``join_lines``). The title in each chunk's
@@ -63,6 +63,7 @@ _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
 _MIN_LEADING = 0.9  # consecutive lines of text are at least about their font size apart
 _SIZE_TOLERANCE = 0.5  # font sizes this close (points) are one size
+_HEADER_BOLD = 0.9  # the share of a table header row's characters set bold
 _MAX_LEADING = 2.0  # body lines are rarely set further apart than twice their font size
 # A list item (bullet first) or a line that goes on in the next (a word broken at its end, a lead-in
 # ending in a colon) is no heading, however bold.
@@ -213,7 +214,18 @@ def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
     that runs on (``Takes a payload byte se-``, ``A handshake pattern consists of:``)."""
     if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text):
         return False
-    return line.size >= body[0] * _HEADING_SCALE or (line.bold and not body[1] and line.size >= body[0])
+    if line.size >= body[0] * _HEADING_SCALE:
+        return True
+    return line.bold and not body[1] and line.size >= body[0] and not _row_in_cells(line)
+
+
+def _row_in_cells(line: _Line) -> bool:
+    """A line set in cells apart (``_in_cells``) that is not bold throughout: a table's row whose
+    first cells are bold (**Sheet Resistance RSRHIGH** ``W 1160 1360 1560 A.i``), not its header
+    row, which is bold in every cell (**Parameter Name Unit Min**); as a header it named the rows
+    below and was in no chunk's text."""
+    bold = sum(count for (_, is_bold), count in line.styles.items() if is_bold)
+    return _in_cells(line) and bold < _HEADER_BOLD * sum(line.styles.values())
 
 
 def vocabulary(pages: list[list[_Line]]) -> frozenset[str]:
