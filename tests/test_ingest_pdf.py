@@ -24,6 +24,7 @@ from esbubble.ingest.pdf import (
     line_text,
     names_headings,
     run_width,
+    shown_text,
     title_tokens,
 )
 from esbubble.models import Chunk
@@ -639,6 +640,24 @@ def test_table_rows_at_page_edges_stay_where_the_pages_carry_bare_numbers(tmp_pa
         "KX 7 3",
     ]
     assert not [c for c in chunks if c.text.isdigit()]  # the page numbers themselves go
+
+
+@pytest.mark.parametrize(
+    ("text", "font", "shown"),
+    [
+        ("W", "/HAAAAA+SymbolMT", "Ω"),  # a run in the Symbol font: the sheet resistance's unit
+        ("e", "/SymbolMT", "ε"),
+        ("\xb1", "/SymbolMT", "±"),
+        ("\uf0b7", "/JRUAGL+Symbol", "•"),  # a private-use copy of the code: a bullet
+        ("DLb", "/FLIJAM+Symbol", "ΔΛβ"),
+        ("W", "/ArialMT", "W"),  # any other font reads as its text map says
+        ("W", "/OpenSymbol", "W"),
+    ],
+)
+def test_the_symbol_fonts_letters_read_as_the_signs_it_sets(text: str, font: str, shown: str) -> None:
+    """Word's PDFs map SymbolMT's codes to the Latin letters at them (Ω read as ``W``, ε as ``e``) or
+    to private-use copies (a bullet as U+F0B7), as IHP's process specification does."""
+    assert shown_text(text, font) == shown
 
 
 def test_typeset_ligatures_read_as_their_letters() -> None:
