@@ -202,6 +202,28 @@ def test_a_long_rows_continuation_names_it_by_the_cells_that_tell_rows_apart(tmp
     assert all(c.text.startswith("Resource: product; Operation: POST; … ") for c in post[1:])
 
 
+def test_a_shortcut_reference_link_reads_as_its_text_when_its_label_is_defined(tmp_path: Path) -> None:
+    """WHATWG's workstream policy links its defined terms by their labels alone (``the [Steering
+    Group] decides``, defined at the end as ``[Steering Group]: https://…``): such a link renders as
+    its text, also wrapped over two lines or written in other case. Brackets around a label the text
+    does not define, or in code, are text. Phrasing and sectioning HTML tags render as nothing."""
+    path = tmp_path / "policy.md"
+    path.write_text(
+        "# Policy\n\n"
+        "Notify the [Steering Group] within 14 [days]; a location determined by the [Steering\n"
+        "Group] holds the notices, see [note 3] and `[Steering Group]` in the\n"
+        "<var>X</var> template.\n\n<footer>Last updated by the [steering group].</footer>\n\n"
+        "[Steering Group]: https://whatwg.org/sg\n[Days]: #days\n",
+        encoding="utf-8",
+    )
+    chunks = read_document(path, IngestOptions(min_chunk_tokens=0), doc_id="policy.md")
+    assert [c.text for c in chunks] == [
+        "Notify the Steering Group within 14 days; a location determined by the Steering Group holds the "
+        "notices, see [note 3] and `[Steering Group]` in the X template.",
+        "Last updated by the steering group.",
+    ]
+
+
 def test_a_line_break_tag_in_a_table_cell_is_a_space_and_code_keeps_it(tmp_path: Path) -> None:
     path = tmp_path / "cas.md"
     path.write_text(

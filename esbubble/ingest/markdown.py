@@ -7,7 +7,8 @@ pipe table, or an HTML ``<table>`` up to its ``</table>`` (``html_table``),
 gives one chunk per row (``Header: value; …``). Text reads as it
 renders (``_without_markup``), outside code: a link or an image is its text
 (``[RFC 2119](https://…)`` is "RFC 2119", ``[email us]({{ site.email }})``
-"email us"), a link reference definition
+"email us"), so is a shortcut reference link whose label the text defines
+(``the [Steering Group]``, ``_shortcuts``), a link reference definition
 (``[RFC 4007]: https://…``) and an empty HTML anchor (``<a name="x"></a>``)
 are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
 space; a kramdown attribute list is nothing too (``{: datetime="…" }`` on a
@@ -99,7 +100,8 @@ _INLINE = re.compile(
     _CODE_SPAN + r"|\\([!-/:-@\[-`{-~])"
     rf"|{_ENTITY}"
     r"|<((?:https?|ftp|mailto):[^\s<>]*)>"
-    r"|</?(?:a|b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font)\b[^<>]*>"
+    r"|</?(?:a|b|i|em|strong|u|s|del|ins|span|sup|sub|small|mark|abbr|font|var|kbd|samp|cite|dfn|q|time|code"
+    r"|div|p|section|header|footer|article|aside|nav|main|center|details|summary)\b[^<>]*>"
     r"|(\*{1,3})(?=[^\s*])(.+?)(?:(?<=[^\s*\\])|(?<=\\\*))\5(?!\*)"
     r"|(?<![\w\\])(_{1,3})(?=[^\s_])(.+?)(?:(?<=[^\s_\\])|(?<=\\_))\7(?!\w)",
     re.IGNORECASE | re.DOTALL,  # emphasis may run over the lines of its paragraph
@@ -109,7 +111,7 @@ _INLINE = re.compile(
 _HTML = re.compile(rf"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|{_ENTITY}")
 # A link reference definition (``[RFC 4007]: https://tools.ietf.org/html/rfc4007``) renders as nothing;
 # a footnote (``[^1]: Deprecated.``) is text.
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
+_DEFINITION = re.compile(r"^ {0,3}\[([^\]^][^\]]*)\]:\s*\S+(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*$")
 # A list item's marker and indent: ``1.``, ``2)``, ``a.``, ``iv.``, ``-``, ``*``, ``+``.
 _LIST_ITEM = re.compile(r"^( *)(?:\d{1,3}[.)]|[A-Za-z][.)]|[ivxlc]{1,6}[.)]|[-*+])\s+(\S.*)$")
 # A list item that is a clause's title has at most this many words and is no lead-in (``…, the
@@ -184,6 +186,27 @@ def _without_markup(line: str) -> str:
     return _MARKUP.sub(_rendered, line)
 
 
+def _shortcuts(lines: list[str]) -> re.Pattern[str] | None:
+    """What matches a shortcut reference link (``the [Steering Group] decides``) to a label the text
+    defines (``[Steering Group]: https://…``, matched without regard to case or spacing): it renders
+    as its text. Brackets around anything else are text, as written. Code spans are matched first,
+    so that brackets quoted in code stay."""
+    labels = {normalise_space(found.group(1)) for line in lines if (found := _DEFINITION.match(line))}
+    if not labels:
+        return None
+    choices = "|".join(
+        re.escape(label).replace(r"\ ", r"\s+") for label in sorted(labels, key=len, reverse=True)
+    )
+    return re.compile(rf"{_CODE_SPAN}|\[({choices})\](?![\[(])", re.IGNORECASE)
+
+
+def _linked(text: str, shortcuts: re.Pattern[str] | None) -> str:
+    """The text with its shortcut reference links (``_shortcuts``) as their text."""
+    if shortcuts is None or "[" not in text:
+        return text
+    return shortcuts.sub(lambda found: found.group(2) or found.group(0), text)
+
+
 def _cells(line: str) -> list[str]:
     """A table row's cells, as written (an escaped pipe stays in its cell)."""
     row = line.strip()
@@ -214,7 +237,7 @@ def _is_table(lines: list[str]) -> bool:
     return "|" in lines[1] and len(_cells(lines[0])) == len(_cells(lines[1]))
 
 
-def _block(outline: Outline, block: _Lines) -> None:
+def _block(outline: Outline, block: _Lines, shortcuts: re.Pattern[str] | None) -> None:
     """A paragraph, code block, pipe table or HTML table, its inline formatting read (not in code)."""
     lines = block.lines
     if block.table:
@@ -226,7 +249,7 @@ def _block(outline: Outline, block: _Lines) -> None:
         outline.table([_header(cell) for cell in _cells(lines[0])], rows)
         return
     # a link or emphasis may run over a paragraph's lines (``**This MSC is now`` / ``formalised …**``)
-    text = "\n".join(lines) if block.code else _inline(_without_markup("\n".join(lines)))
+    text = "\n".join(lines) if block.code else _inline(_linked(_without_markup("\n".join(lines)), shortcuts))
     text = _html_text(text) if block.pre else text
     outline.paragraph(text, lines=(block.first_line, block.first_line + len(lines) - 1))
 
@@ -270,8 +293,9 @@ def _unquoted(line: str, most: int | None) -> tuple[str, int]:
     return line, depth
 
 
-def _events(text: str) -> list[_Heading | _Lines]:
-    """Headings and blocks (paragraph, fenced block, table) of a Markdown text, in order."""
+def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Heading | _Lines]:
+    """Headings and blocks (paragraph, fenced block, table) of a Markdown text, in order (its
+    shortcut reference links, ``_shortcuts``, read as their text)."""
     events: list[_Heading | _Lines] = []
     block: list[str] = []
     start = 1
@@ -303,7 +327,7 @@ def _events(text: str) -> list[_Heading | _Lines]:
                 fence = None
             continue
         nothing = (not block and _DEFINITION.match(raw)) or _ATTRIBUTE_LIST.match(raw)
-        line = "" if nothing else _without_markup(raw)
+        line = "" if nothing else _linked(_without_markup(raw), shortcuts)
         if raw.strip() and not line.strip():
             # a line of anchors or link reference definitions only: nothing to read, and no paragraph
             # break either
@@ -400,7 +424,9 @@ def _heading_text(text: str) -> str:
 
 def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of a ``.md`` file."""
-    events = _events(read_utf8_text(path))
+    text = read_utf8_text(path)
+    shortcuts = _shortcuts(text.splitlines())
+    events = _events(text, shortcuts)
     front = next((e.title() for e in events if isinstance(e, _Lines) and e.front_matter), None)
     first = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), None)
     title = front or first or path.stem
@@ -411,7 +437,7 @@ def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Ch
         elif isinstance(event, _End):
             outline.up(event.level)
         else:
-            _block(outline, event)
+            _block(outline, event, shortcuts)
     drafts = block_drafts(outline.blocks, options, default_bucket=BUCKET)
     if not drafts:
         raise IngestError("file has no text", hint="check that it is not empty")
