@@ -7,7 +7,8 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from esbubble.ingest.drafts import Cell, collapse_repeats, key_width, row_parts
+from esbubble.ingest import IngestOptions
+from esbubble.ingest.drafts import Cell, collapse_repeats, key_width, row_drafts, row_parts
 
 cells = st.lists(
     st.builds(Cell, header=st.sampled_from(["", "a", "b", "c", "d"]), value=st.sampled_from(["1", "2", "x"])),
@@ -66,3 +67,15 @@ def test_a_continuation_leads_with_as_many_key_cells_as_are_short() -> None:
     long_field = [row[0], Cell("Field", "a field named by a whole sentence of many words " * 2), *row[2:]]
     parts = row_parts(long_field, 64, "o200k_base", key=2)
     assert all(text.startswith("Table: PERSON; … ") for text, _ in parts[1:])
+
+
+def test_a_header_written_as_a_label_names_its_value_once() -> None:
+    """Microsoft's security benchmark writes some column headers with a colon (``Customer Security
+    Stakeholders:``): the cell reads ``Customer Security Stakeholders: Security architecture``."""
+    cells = [Cell("ID", "NS-1"), Cell("Customer Security Stakeholders: ", "Security architecture")]
+    (draft,) = row_drafts(
+        "sheet=NS/row=2", cells, IngestOptions(), section="NS", default_bucket="NS", sheet_name="NS",
+        row_number=2, context="",
+    )  # fmt: skip
+    assert draft.text == "ID: NS-1; Customer Security Stakeholders: Security architecture"
+    assert draft.compare_text == "NS-1 Security architecture"

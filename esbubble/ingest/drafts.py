@@ -214,6 +214,11 @@ def collapse_repeats(cells: Sequence[Cell]) -> list[Cell]:
     return collapsed
 
 
+def _unlabelled(header: str) -> str:
+    """A column header without the colon that writes it as a label (``Stakeholders:``)."""
+    return normalise_space(header).removesuffix(":").rstrip()
+
+
 def row_drafts(
     base_locator: str,
     cells: Sequence[Cell],
@@ -228,7 +233,8 @@ def row_drafts(
 ) -> list[Draft]:
     """Drafts for one table row; continuation parts keep the row number and start with its ``key``
     first cells (``key_width`` of its table)."""
-    clean = [Cell(normalise_space(c.header), normalise_space(c.value)) for c in cells]
+    # a header written as a label (``Customer Security Stakeholders:``) reads ``…: value``, not ``…:: value``
+    clean = [Cell(_unlabelled(c.header), normalise_space(c.value)) for c in cells]
     clean = collapse_repeats([c for c in clean if c.value])
     return [
         Draft(
