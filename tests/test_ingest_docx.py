@@ -278,6 +278,70 @@ def test_an_error_table_that_starts_with_its_first_code_has_no_header_row(tmp_pa
     ]
 
 
+def _symbol(paragraph: Any, font: str, char: str) -> None:
+    """A Word symbol (Insert > Symbol) in its own run of ``paragraph``."""
+    run = paragraph.add_run()
+    run._r.append(parse_xml(f'<w:sym {_W} w:font="{font}" w:char="{char}"/>'))
+
+
+def test_symbols_read_as_the_signs_they_show(tmp_path: Path) -> None:
+    """Word writes Insert > Symbol as ``w:sym`` (a font and a code), which python-docx's text leaves
+    out: PEST++'s ``Φ ≤ …`` lost its signs, mzTab's tables of ticks their ticks."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("The objective function ")
+    _symbol(paragraph, "Symbol", "F046")
+    paragraph.add_run(" must stay ")
+    _symbol(paragraph, "Symbol", "F0A3")
+    paragraph.add_run(" 2.5 and the field is mandatory ")
+    _symbol(paragraph, "Wingdings", "F0FC")
+    _symbol(paragraph, "Wingdings", "F021")  # a pencil: a picture, not text
+    document.save(str(tmp_path / "signs.docx"))
+    (chunk,) = read_document(tmp_path / "signs.docx", OPTIONS, doc_id="signs.docx")
+    assert chunk.text == "The objective function Φ must stay ≤ 2.5 and the field is mandatory ✓"
+
+
+def test_a_table_in_a_cell_is_a_table_of_its_own_or_a_value_of_a_record(tmp_path: Path) -> None:
+    """An XML schema's element table holds the table of the element's attributes in a cell (3MF's
+    core specification): its rows are rows of their own, which the cell's text left out. In a
+    key-value table, a record read as one chunk, a table in a cell is one of its values (mzTab's
+    ``Mandatory`` field holds a table of ticks per file type)."""
+    document = docx.Document()
+    document.add_heading("Element <model>", 1)
+    outer = document.add_table(rows=2, cols=2)
+    outer.cell(0, 0).text, outer.cell(1, 0).text = "diagram", "attributes"
+    inner = outer.cell(1, 1).add_table(rows=3, cols=3)
+    for row, values in zip(inner.rows, [("Name", "Type", "Default"), ("unit", "ST_Unit", "millimeter"),
+                                        ("xml:lang", "xs:language", "")], strict=True):  # fmt: skip
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    document.add_heading("mzTab-version", 1)
+    record = document.add_table(rows=3, cols=2)
+    record.cell(0, 0).text, record.cell(0, 1).text = "Description:", "The version of the mzTab file."
+    record.cell(1, 0).text = "Mandatory"
+    ticks = record.cell(1, 1).add_table(rows=2, cols=3)
+    ticks.cell(0, 1).text, ticks.cell(0, 2).text, ticks.cell(1, 0).text = (
+        "Summary",
+        "Complete",
+        "Quantification",
+    )
+    for column in (1, 2):
+        _symbol(ticks.cell(1, column).paragraphs[0], "Wingdings", "F0FC")
+    record.cell(2, 0).text, record.cell(2, 1).text = "Type:", "String"
+    document.save(str(tmp_path / "schema.docx"))
+    chunks = read_document(tmp_path / "schema.docx", OPTIONS, doc_id="schema.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("Element <model>", "diagram"),
+        ("Element <model>", "attributes"),
+        ("Element <model>", "Name: unit; Type: ST_Unit; Default: millimeter"),
+        ("Element <model>", "Name: xml:lang; Type: xs:language"),
+        (
+            "mzTab-version",
+            "Description: The version of the mzTab file.; "
+            "Mandatory: Quantification; Summary: ✓; Complete: ✓; Type: String",
+        ),
+    ]
+
+
 def test_a_table_of_one_column_is_one_text(tmp_path: Path) -> None:
     """A one-column table is a box around text (``Request`` over its ``GET …`` line, ``Response`` over
     its body), not a table of values: it reads as one text, so no row is a one-word chunk."""

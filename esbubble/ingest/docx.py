@@ -14,6 +14,8 @@ one column is a box around text (a code sample, a request and its response):
 one row of all its text. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
 header row: it is one record, a single chunk ``Description: …; Type: String; …`` numbered row 1.
+A table set in a cell is a table of its own after the one it is in, or in a record one of its
+values (``_table``). A symbol (``w:sym``) reads as the sign it shows (``symbols.symbol``).
 
 A paragraph's text is every run Word shows in it, also those wrapped in smart
 tags, tracked insertions, content controls or simple fields (python-docx's
@@ -43,14 +45,16 @@ from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
+from esbubble.core.named import ROW_JOINER
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import finish
+from esbubble.ingest.drafts import Cell, finish
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.numbering import ListNumbers
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline, is_header_row, is_key_value
 from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
+from esbubble.ingest.symbols import symbol
 from esbubble.models import Chunk
 
 _BUCKET = "Text"
@@ -74,6 +78,8 @@ _VAL = qn("w:val")
 _BODY_LEVEL = 9
 _STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a loop ends here)
 _VERT_ALIGN = qn("w:vertAlign")
+_SYM, _SYM_FONT, _SYM_CHAR = qn("w:sym"), qn("w:font"), qn("w:char")
+_ROWS_APART = " / "  # between the rows of a table read into a cell's text
 _EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 # A code listing's lines: a paragraph style for code (``Code``, ``HTML Preformatted``, ``Source
@@ -147,6 +153,19 @@ def _superscript(run: Any) -> bool:
     return align is not None and align.get(_VAL) == "superscript"
 
 
+def _run_text(run: Any) -> str:
+    """A run's text (python-docx's ``text``: its text, tabs, breaks) with its symbols (``w:sym``:
+    Insert > Symbol, a Wingdings ✓, a Symbol font ≤) as the signs they show (``symbols.symbol``)."""
+    if run.find(_SYM) is None:
+        return str(run.text)
+    return "".join(
+        symbol(element.get(_SYM_FONT) or "", int(element.get(_SYM_CHAR) or "0", 16))
+        if element.tag == _SYM
+        else str(element)
+        for element in run.xpath("w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:sym")
+    )
+
+
 def _paragraph_text(paragraph: Paragraph) -> str:
     """The text Word shows in the paragraph, runs in any inline wrapper included; an exponent (a
     superscript number right after a digit) is written ``2^8``, so it does not read as ``28``."""
@@ -155,7 +174,7 @@ def _paragraph_text(paragraph: Paragraph) -> str:
     for run in p.iter(qn("w:r")):
         if not _shown(run, p):
             continue
-        text = run.text
+        text = _run_text(run)
         if pieces and pieces[-1][-1:].isdigit() and _EXPONENT.fullmatch(text) and _superscript(run):
             text = f"^{text}"
         if text:
@@ -209,15 +228,37 @@ def _blocks(document: Any) -> Iterator[Paragraph | Table]:
         yield Table(element, document) if element.tag == _TBL else Paragraph(element, document)
 
 
-def _cell_text(tc: Any, table: Table) -> str:
-    """The text of the cell's paragraphs (a table nested in it is not read), one a line."""
-    return "\n".join(_paragraph_text(Paragraph(p, table)) for p in _unwrapped(tc, (_P,)))
+def _cell_text(tc: Any, table: Table, *, tables: bool) -> str:
+    """The text of the cell's paragraphs, one a line; with ``tables``, a table set in the cell too,
+    in its place, as its rows (``_table_text``), else it is not read here."""
+    return "\n".join(
+        _table_text(Table(child, table)) if child.tag == _TBL else _paragraph_text(Paragraph(child, table))
+        for child in _unwrapped(tc, (_P, _TBL) if tables else (_P,))
+    )
 
 
-def _rows(table: Table) -> list[list[str]]:
+def _table_text(table: Table) -> str:
+    """A table set in a cell as text: its rows ``Header: value; …`` (its first row the header when
+    ``is_header_row``), one after another: ``Quantification; Summary: ✓; Complete: ✓ /
+    Identification; …``."""
+    rows = _rows(table, tables=True)
+    headers = rows[0] if rows and is_header_row(rows[0]) else []
+    return _ROWS_APART.join(
+        ROW_JOINER.join(
+            Cell(headers[i] if i < len(headers) else "", value).display
+            for i, value in enumerate(values)
+            if value
+        )
+        for values in rows[1 if headers else 0 :]
+        if any(values)
+    )
+
+
+def _rows(table: Table, *, tables: bool = False) -> list[list[str]]:
     """Each row's cell texts, a cell spanning columns once (as python-docx's ``_Row.cells`` gives
     them, read from the XML so that rows and cells in content controls count). A cell merged with
-    the one above (``w:vMerge`` continued) repeats that cell's text."""
+    the one above (``w:vMerge`` continued) repeats that cell's text. With ``tables``, a table set in
+    a cell is read into its text (``_cell_text``)."""
     rows: list[list[str]] = []
     above: dict[int, str] = {}  # the text of each cell of the row above, by its first grid column
     for tr in _unwrapped(table._tbl, (_TR,)):
@@ -226,7 +267,7 @@ def _rows(table: Table) -> list[list[str]]:
         column = tr.grid_before
         for tc in _unwrapped(tr, (_TC,)):
             merged = tc.vMerge == "continue"  # the cell above goes on down into this one
-            text = above.get(column, "") if merged else normalise_space(_cell_text(tc, table))
+            text = above.get(column, "") if merged else normalise_space(_cell_text(tc, table, tables=tables))
             values.append(text)
             starts[column] = text
             column += tc.grid_span
@@ -236,6 +277,11 @@ def _rows(table: Table) -> list[list[str]]:
 
 
 def _table(outline: Outline, table: Table) -> None:
+    """A table's rows; then the tables set in its cells, each read as a table of its own (an XML
+    schema's element table holds the table of its attributes, ``Name | Type | Use | Default``, right
+    of ``attributes``), except in a key-value table: a record is one chunk, and a table in it one of
+    its values (mzTab's ``Mandatory`` field, a table of ticks: ``Mandatory: Quantification; Summary:
+    ✓; Complete: ✓ / …``)."""
     rows = _rows(table)
     if all(len(values) <= 1 for values in rows):
         # A box around text (a code sample; ``Request`` over its ``GET …`` line, ``Response`` over
@@ -243,15 +289,19 @@ def _table(outline: Outline, table: Table) -> None:
         text = " ".join(value for values in rows for value in values if value)
         if text:
             outline.table([], [(1, [text])])
+    elif is_key_value(rows):
+        outline.record(_rows(table, tables=True))
         return
-    if is_key_value(rows):
-        outline.record(rows)
-        return
-    headers: list[str] = []
-    start = 0
-    if rows and is_header_row(rows[0]):
-        headers, start = rows[0], 1
-    outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
+    else:
+        headers: list[str] = []
+        start = 0
+        if rows and is_header_row(rows[0]):
+            headers, start = rows[0], 1
+        outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
+    for tr in _unwrapped(table._tbl, (_TR,)):
+        for tc in _unwrapped(tr, (_TC,)):
+            for inner in _unwrapped(tc, (_TBL,)):
+                _table(outline, Table(inner, table))
 
 
 def _shown_texts(document: Any) -> Iterator[str]:

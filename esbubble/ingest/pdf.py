@@ -46,6 +46,7 @@ from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import BULLETS, normalise_space
+from esbubble.ingest.symbols import SYMBOL_SIGNS
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -79,26 +80,7 @@ _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
 _TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                           "\ufb05": "st", "\ufb06": "st",
                           "\u200b": None, "\u2060": None, "\ufeff": None})  # fmt: skip
-# Adobe's Symbol font sets Greek letters and mathematical signs at the codes of Latin letters and
-# punctuation; a PDF whose text map for it gives those codes (Word's SymbolMT: ``W`` for Ω, ``e`` for
-# ε) or their private-use copies (U+F0xx) reads them as the signs the page shows.
-_SYMBOL_FONT = re.compile(r"(?:^|\+)Symbol(?:MT)?$")
-_SYMBOL_SIGNS = dict(
-    zip(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\"$'*-@\\^~",
-        "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖαβχδεφγηιϕκλμνοπθρστυϖωξψζ∀∃∋∗−≅∴⊥∼",
-        strict=True,
-    )
-) | {
-    "\xa2": "′", "\xa3": "≤", "\xa5": "∞", "\xac": "←", "\xae": "→", "\xb0": "°", "\xb1": "±",
-    "\xb2": "″", "\xb3": "≥", "\xb4": "×", "\xb6": "∂", "\xb7": "•", "\xb8": "÷", "\xb9": "≠",
-    "\xbb": "≈", "\xc4": "⊗", "\xc5": "⊕", "\xc7": "∩", "\xc8": "∪", "\xce": "∈", "\xcf": "∉",
-    "\xd1": "∇", "\xd5": "∏", "\xd6": "√", "\xe5": "∑", "\xf2": "∫",
-}  # fmt: skip
-_SYMBOL = str.maketrans(
-    _SYMBOL_SIGNS
-    | {chr(0xF000 + code): _SYMBOL_SIGNS.get(chr(code), chr(code)) for code in range(0x20, 0x100)}
-)
+_SYMBOL_FONT = re.compile(r"(?:^|\+)Symbol(?:MT)?$")  # Adobe's Symbol font, as a PDF names it
 _EDGE_LINES = 2
 _FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
 _RUNNING_PAGES = 3
@@ -169,7 +151,7 @@ def shown_text(text: str, font_name: str) -> str:
     """A run's text as the page shows it: in Adobe's Symbol font (``SymbolMT``, ``ABCDEF+Symbol``),
     the Greek letters and signs set at Latin codes (``W`` is Ω, ``e`` is ε, ``\\xb1`` is ±, U+F0B7 a
     bullet), where the PDF's text map gives the codes rather than the signs."""
-    return text.translate(_SYMBOL) if _SYMBOL_FONT.search(font_name.lstrip("/")) else text
+    return text.translate(SYMBOL_SIGNS) if _SYMBOL_FONT.search(font_name.lstrip("/")) else text
 
 
 def _collect_lines(page: Any) -> list[_Line]:
