@@ -60,6 +60,10 @@
 #   - the eighteenth real-document set (data/realdocs18, questions written blind; an open-governance
 #     proposal in Markdown, a 7-sheet health data-quality specification workbook, a Word API developer
 #     guide, a PDF digital-nameplate specification), default profile, index esbubble-realdocs18;
+#   - the nineteenth real-document set (data/realdocs19, questions written blind; a standards body's
+#     workstream policy in Markdown, a 13-sheet cloud security benchmark workbook, a Word file-format
+#     specification, a PDF semiconductor process specification), default profile, index
+#     esbubble-realdocs19;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -70,7 +74,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
