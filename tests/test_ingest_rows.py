@@ -7,6 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
+from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions
 from esbubble.ingest.drafts import Cell, collapse_repeats, key_width, row_drafts, row_parts
 
@@ -79,3 +80,40 @@ def test_a_header_written_as_a_label_names_its_value_once() -> None:
     )  # fmt: skip
     assert draft.text == "ID: NS-1; Customer Security Stakeholders: Security architecture"
     assert draft.compare_text == "NS-1 Security architecture"
+
+
+words = st.text(alphabet="abcdefgh ", min_size=1, max_size=60).map(str.strip).filter(bool)
+
+
+@given(
+    st.lists(
+        st.builds(Cell, header=st.sampled_from(["", "Table", "Field", "Note"]), value=words),
+        min_size=2,
+        max_size=8,
+    ),
+    st.integers(min_value=1, max_value=3),
+    st.integers(min_value=24, max_value=64),
+)
+def test_a_rows_parts_fit_and_hold_the_row_once_besides_their_lead(
+    cells: list[Cell], key: int, limit: int
+) -> None:
+    """However many key cells lead them, a row's parts fit the limit, and without their leads they
+    are the row's text, every cell in order."""
+    parts = [text for text, _ in row_parts(cells, limit, "o200k_base", key=key)]
+    assert all(count_tokens(text) <= limit for text in parts)
+    leads = {f"{'; '.join(c.display for c in cells[:width])}; … " for width in range(1, key + 1)}
+    rest = [
+        next((text.removeprefix(lead) for lead in leads if text.startswith(lead)), text) for text in parts[1:]
+    ]
+    # parts are cut between cells (the joiner goes) or, in a cell too long for one, between words
+    read = " ".join([parts[0], *rest]).replace(";", " ").split()
+    assert read == " ".join(c.display for c in cells).split()
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4), max_size=12))
+def test_a_key_width_is_one_to_three_and_one_when_the_first_cells_differ(values: list[list[str]]) -> None:
+    rows = [[Cell("", value) for value in row] for row in values]
+    width = key_width(rows)
+    assert 1 <= width <= 3
+    if len({row[0] for row in values}) == len(values):
+        assert width == 1
