@@ -270,6 +270,36 @@ def test_headings_form_a_path_and_a_bold_first_word_is_no_heading(tmp_path: Path
     ]
 
 
+def test_a_header_rows_cells_wrapped_over_two_lines_are_read_into_it(tmp_path: Path) -> None:
+    """A header row whose cells wrap (``Tar-``/``get``, ``Meas.``/``Cond.``) is drawn as its one-line
+    cells, then each wrapped cell's lines half a line above and below it. Read apart, ``Max`` and
+    ``Comment`` were headings, and the rows below sat in a section ``Comment``."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.text(10, 20, "2.10 Schottky diode")
+    pdf.set_font("Helvetica", "", 11)
+    pdf.text(10, 32, "The diode uses the buried layer as its cathode, as the process describes.")
+    pdf.set_font("Helvetica", "B", 11)
+    for x, label in ((10, "Parameter"), (45, "Name"), (75, "Unit"), (120, "Max"), (165, "Comment")):
+        pdf.text(x, 46, label)
+    for x, upper, lower in ((95, "Tar-", "get"), (140, "Meas.", "Cond.")):
+        pdf.text(x, 43, upper)
+        pdf.text(x, 49, lower)
+    for y, values in ((58, ("Diode Voltage", "VFNBL1", "V", "0.39", "0.44", "A.i")),
+                      (66, ("Reverse Current", "IRNBL1", "uA", "-0.1", "0", "A.j"))):  # fmt: skip
+        for index, (x, value) in enumerate(zip((10, 45, 75, 95, 120, 140), values, strict=True)):
+            pdf.set_font("Helvetica", "B" if index == 0 else "", 11)
+            pdf.text(x, y, value)
+    pdf.output(str(tmp_path / "diode.pdf"))
+    chunks = read_document(
+        _with_widths(tmp_path / "diode.pdf"), IngestOptions(min_chunk_tokens=0), doc_id="d"
+    )
+    rows = [(c.section, c.context) for c in chunks if "Voltage" in c.text or "Current" in c.text]
+    header = "diode > 2.10 Schottky diode > Parameter Name Unit Max Comment Tar- get Meas. Cond."  # as drawn
+    assert rows and all(row == ("2.10 Schottky diode", header) for row in rows)
+
+
 def test_a_table_row_whose_first_cell_is_bold_is_a_row_not_a_header(tmp_path: Path) -> None:
     """A process specification's parameter tables set each row's name in bold and its values in
     regular type, in cells apart, as a header row is set. A line in cells is a header row only when

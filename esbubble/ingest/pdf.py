@@ -18,8 +18,9 @@ depth, others below the last numbered one) in the chunks' ``context``. A
 line set in cells apart and bold throughout (``_in_cells``: a table's header
 row, ``Field Bits Description Access Reset``, known where the fonts give their
 glyphs' widths) is a step of the context of the rows below it, never their
-section; one bold only in its first cells (a parameter's name) is a row of
-text (``_row_in_cells``). A heading with nothing below it before the next
+section, its cells wrapped over two lines read into it (``_header_cells``);
+one bold only in its first cells (a parameter's name) is a row of text
+(``_row_in_cells``). A heading with nothing below it before the next
 one that is not below it is a chunk, so its text is not lost. Text before the first heading has the file
 name as its section. Page numbers, running headers and footers and
 table-of-contents lines are dropped (``drop_furniture``); a word hyphenated
@@ -202,7 +203,39 @@ def _collect_lines(page: Any) -> list[_Line]:
     for line in lines:
         line.text = line_text(line.parts)
         line.size, line.bold = line.styles.most_common(1)[0][0]
-    return [line for line in lines if line.text and not _ICON_LINE.fullmatch(line.text)]
+    return _header_cells([line for line in lines if line.text and not _ICON_LINE.fullmatch(line.text)])
+
+
+def _bold_throughout(line: _Line) -> bool:
+    bold = sum(count for (_, is_bold), count in line.styles.items() if is_bold)
+    return bold >= _HEADER_BOLD * sum(line.styles.values())
+
+
+def _header_cells(lines: list[_Line]) -> list[_Line]:
+    """The lines with a table header row's wrapped cells read into it: a header row set in cells
+    (``_in_cells``, bold throughout) whose cells wrap over two lines (``Tar-``/``get``,
+    ``Meas.``/``Cond.``) is drawn as its one-line cells, then each wrapped cell's lines, half a line
+    above and below it. The lines that follow it, bold, of its size and within a line of it, are
+    its cells: read apart, ``Max`` and ``Comment`` were headings, and every row below sat in a
+    section ``Comment``."""
+    merged: list[_Line] = []
+    for line in lines:
+        header = merged[-1] if merged else None
+        if (
+            header is not None
+            and _in_cells(header)
+            and _bold_throughout(header)
+            and _bold_throughout(line)
+            and abs(line.size - header.size) <= _SIZE_TOLERANCE
+            and abs(line.y - header.y) < header.size
+        ):
+            header.parts.extend([" ", *line.parts])
+            header.text = line_text(header.parts)
+            header.styles.update(line.styles)
+            header.gaps += 1
+            continue
+        merged.append(line)
+    return merged
 
 
 def line_text(parts: Sequence[str]) -> str:
@@ -235,8 +268,7 @@ def _row_in_cells(line: _Line) -> bool:
     first cells are bold (**Sheet Resistance RSRHIGH** ``W 1160 1360 1560 A.i``), not its header
     row, which is bold in every cell (**Parameter Name Unit Min**); as a header it named the rows
     below and was in no chunk's text."""
-    bold = sum(count for (_, is_bold), count in line.styles.items() if is_bold)
-    return _in_cells(line) and bold < _HEADER_BOLD * sum(line.styles.values())
+    return _in_cells(line) and not _bold_throughout(line)
 
 
 def vocabulary(pages: list[list[_Line]]) -> frozenset[str]:
