@@ -20,9 +20,9 @@ row, ``Field Bits Description Access Reset``, known where the fonts give their
 glyphs' widths) is a step of the context of the rows below it, never their
 section, its cells wrapped over two lines read into it (``_header_cells``);
 one bold only in its first cells (a parameter's name) is a row of text
-(``_row_in_cells``). A heading with nothing below it before the next
-one that is not below it is a chunk, so its text is not lost. Text before the first heading has the file
-name as its section. Page numbers, running headers and footers and
+(``_row_in_cells``). A heading with nothing below it before the next one
+that is not below it is a chunk, so its text is not lost. Text before the
+first heading has the file name as its section. Page numbers, running headers and footers and
 table-of-contents lines are dropped (``drop_furniture``); a word hyphenated
 at a line's end is joined again (``join_lines``). The title in each chunk's
 ``context`` is the PDF's own title, else the file stem.
@@ -321,15 +321,15 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     return joined
 
 
-def _headings(lines: list[_Line], body: tuple[float, bool], usual: float) -> list[bool]:
-    """Whether each line of a page is a heading (``_is_heading``), except that a line heading only by
-    its words — bold at the body's size, or set partly in the body's own style (a term set large in a
-    sentence: ``harmonized SMT drop-in`` **Address Information.**) — is none when it sits in a
-    paragraph: right under a body line that ends no sentence (``… to send encrypted`` / **transport
-    messages.**), or right over one that goes on in lower case (**1. Encryption to an ephemeral
-    recipient. This payload has forward** / ``secrecy …``). Right under or over means at most the
-    usual line spacing away (``usual``, 0: unknown)."""
-    flags = [_is_heading(line, body) for line in lines]
+def _headings(lines: list[_Line], headed: list[bool], body: tuple[float, bool], usual: float) -> list[bool]:
+    """Whether each line of a page is a heading (``headed``: ``_is_heading`` of each, computed once
+    per page), except that a line heading only by its words — bold at the body's size, or set partly
+    in the body's own style (a term set large in a sentence: ``harmonized SMT drop-in`` **Address
+    Information.**) — is none when it sits in a paragraph: right under a body line that ends no
+    sentence (``… to send encrypted`` / **transport messages.**), or right over one that goes on in
+    lower case (**1. Encryption to an ephemeral recipient. This payload has forward** / ``secrecy
+    …``). Right under or over means at most the usual line spacing away (``usual``, 0: unknown)."""
+    flags = list(headed)
     if usual <= 0:
         return flags
     limit = body[0] * _HEADING_SCALE
@@ -413,7 +413,8 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     # the body's line spacing: between lines of the body's size, not a figure's small labels or a table's
     # small print, which set a page's most common gap apart as closely as their size allows, nor a
     # bullet set a little above its item's first line (less than a line apart: the same line)
-    plain = [_body_sized(line, body) and not _is_heading(line, body) for line in lines]
+    headed = [_is_heading(line, body) for line in lines]
+    plain = [_body_sized(line, body) and not heading for line, heading in zip(lines, headed, strict=True)]
     gaps = Counter(
         round(a.y - b.y)
         for (a, a_plain), (b, b_plain) in itertools.pairwise(zip(lines, plain, strict=True))
@@ -421,7 +422,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     )
     top = max(gaps.values(), default=0)
     usual = float(min((gap for gap, count in gaps.items() if count == top), default=0))
-    headings = _headings(lines, body, usual)
+    headings = _headings(lines, headed, body, usual)
     figures = _figure_runs(lines, headings, body)
     headings = [heading and figure is None for heading, figure in zip(headings, figures, strict=True)]
     blocks: list[tuple[bool, list[str], float, bool]] = []
