@@ -47,7 +47,7 @@ from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import BULLETS, normalise_space
-from esbubble.ingest.symbols import SYMBOL_SIGNS
+from esbubble.ingest.symbols import SYMBOL_SIGNS, is_symbol_font
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -81,7 +81,6 @@ _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
 _TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                           "\ufb05": "st", "\ufb06": "st",
                           "\u200b": None, "\u2060": None, "\ufeff": None})  # fmt: skip
-_SYMBOL_FONT = re.compile(r"(?:^|\+)Symbol(?:MT)?$")  # Adobe's Symbol font, as a PDF names it
 _EDGE_LINES = 2
 _FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
 _RUNNING_PAGES = 3
@@ -152,7 +151,7 @@ def shown_text(text: str, font_name: str) -> str:
     """A run's text as the page shows it: in Adobe's Symbol font (``SymbolMT``, ``ABCDEF+Symbol``),
     the Greek letters and signs set at Latin codes (``W`` is Ω, ``e`` is ε, ``\\xb1`` is ±, U+F0B7 a
     bullet), where the PDF's text map gives the codes rather than the signs."""
-    return text.translate(SYMBOL_SIGNS) if _SYMBOL_FONT.search(font_name.lstrip("/")) else text
+    return text.translate(SYMBOL_SIGNS) if is_symbol_font(font_name) else text
 
 
 def _collect_lines(page: Any) -> list[_Line]:

@@ -35,14 +35,20 @@ SYMBOL_SIGNS = str.maketrans(
 )
 
 
+def is_symbol_font(name: str) -> bool:
+    """Whether a font is Adobe's Symbol: ``Symbol`` in Word, ``SymbolMT`` or a subset of it
+    (``ABCDEF+Symbol``, a PDF's ``/BaseFont``) in a PDF."""
+    return name.lstrip("/").rsplit("+", 1)[-1].strip().lower() in {"symbol", "symbolmt"}
+
+
 def symbol(font: str, code: int) -> str:
     """The sign a symbol font sets at ``code`` (Word's ``w:char``, often U+F0xx): Symbol's, a known
     Wingdings mark, any other font's character; nothing for a Wingdings picture or a private-use
     code of another font, which no text renders."""
     low = code - _PRIVATE_USE if _PRIVATE_USE <= code <= _PRIVATE_USE + 0xFF else code
-    name = font.strip().lower()
-    if name.startswith("symbol"):
+    if is_symbol_font(font):
         return chr(low).translate(SYMBOL_SIGNS) if low < 0x100 else ""
+    name = font.strip().lower()
     if name.startswith("wingdings"):
         return _WINGDINGS.get(low, "") if name == "wingdings" else ""
     return chr(code) if low == code else ""
