@@ -64,6 +64,19 @@ def test_a_fragment_before_a_sentence_too_long_for_a_piece_leads_it() -> None:
     assert pieces[0] == intro
 
 
+def test_the_end_of_a_sentence_cut_between_words_is_filled_on_with_the_sentences_after_it() -> None:
+    """A sentence too long for a piece is cut between words; its last words lead the next piece,
+    which the sentences after it fill: Microsoft's benchmark left ``… into the VPC within a network
+    boundary.`` a chunk of 16 tokens."""
+    links = " ".join(f"https://docs.example.com/vpc/page-{n}" for n in range(12))
+    long = f"{links}; AWS Guidance: Create a VPC so that instances can be deployed into it within a boundary."
+    after = "To further segment the network, create subnets. Use security groups as a stateful firewall."
+    pieces = segment_text(f"{long} {after}", 60)
+    assert pieces[-1].endswith(f"within a boundary. {after}")
+    assert all(count_tokens(piece) <= 60 for piece in pieces)
+    assert " ".join(pieces) == f"{long} {after}"
+
+
 def test_a_list_item_that_fits_a_piece_is_not_cut() -> None:
     """A paragraph of items that run on (a PDF's parameter list) is cut between items where an item
     fits a piece: a parameter's default stays with its name. Greedy packing by sentence cut the

@@ -7,7 +7,8 @@ Long paragraphs and long table rows become several chunks of at most
 a sentence longer than the limit is cut between words, and a "word" longer
 than the limit (a URL, a hash) between characters, so every piece fits. What
 comes before such a sentence goes with it when it is short (a table's caption
-before its rows), so no piece is a fragment of a few tokens. A list item
+before its rows), and its last words lead the next piece, which the sentences
+after it fill, so no piece is a fragment of a few tokens. A list item
 running on inside a paragraph (``○ diminish (float): …``) is not cut when it
 fits in a piece, nor is a numbered item opening a line of a paragraph that
 keeps its lines (an agreement's clauses in Markdown or plain text) or the
@@ -105,8 +106,11 @@ def pack(
             fragment = lead and bool(current) and count_tokens(current, encoding) * _LEAD_SHARE < max_tokens
             if current and not fragment:
                 pieces.append(current)
-            pieces.extend(_split_long(f"{current}{joiner}{unit}" if fragment else unit, max_tokens, encoding))
-            current = ""
+            # the unit's last piece, the end of a sentence cut between words, is filled on with the
+            # units after it, not left a fragment (``into the VPC within a network boundary.``)
+            whole = f"{current}{joiner}{unit}" if fragment else unit
+            *done, current = _split_long(whole, max_tokens, encoding)
+            pieces.extend(done)
             continue
         candidate = f"{current}{joiner}{unit}" if current else unit
         if count_tokens(candidate, encoding) <= max_tokens:
