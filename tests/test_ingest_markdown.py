@@ -518,3 +518,31 @@ def test_a_link_or_emphasis_over_a_paragraphs_lines_a_rule_and_a_quote_read_as_t
         "``` > not a quote ```",
         "After the quote.",
     ]
+
+
+def test_ordered_list_items_are_numbered_as_they_render(tmp_path: Path) -> None:
+    """Lists written with ``1.`` for every item (the WHATWG's policy) count up from their first item's
+    number; a nested list counts on its own and the outer list goes on after it; a paragraph after
+    a blank line, or a heading, ends a list; a list written ``3.``, ``6.`` renders ``3.``, ``4.``."""
+    text = (
+        "# Policy\n\n"
+        "1. Anyone can propose.\n"
+        "1. A proposal must include:\n"
+        "   1. A name.\n"
+        "   1. A scope.\n"
+        "1. The group responds.\n\n"
+        "A paragraph ends the list.\n\n"
+        "1. A new list.\n\n"
+        "## Steps\n\n"
+        "3. Open the portal.\n\n"
+        "6. Review the output.\n"
+    )
+    (tmp_path / "policy.md").write_text(text, encoding="utf-8")
+    chunks = read_document(tmp_path / "policy.md", IngestOptions(min_chunk_tokens=0), doc_id="policy")
+    assert [c.text for c in chunks] == [
+        "1. Anyone can propose. 2. A proposal must include: 1. A name. 2. A scope. 3. The group responds.",
+        "A paragraph ends the list.",
+        "1. A new list.",
+        "3. Open the portal.",
+        "4. Review the output.",
+    ]

@@ -14,7 +14,8 @@ are nothing, and a line break tag (``<br>``, as tables use in a cell) is a
 space; a kramdown attribute list is nothing too (``{: datetime="…" }`` on a
 line of its own, ``## Scope {#scope}``). A list item that titles the items
 indented under it (an agreement's ``3. Restricted Transfers``) is a heading
-(``_list_titles``). Once a block's structure is known,
+(``_list_titles``); ordered items read with the numbers they render with
+(``1.``, ``1.``, ``1.`` as ``1.``, ``2.``, ``3.``; ``_ListNumbers``). Once a block's structure is known,
 its inline formatting is read (``_inline``): emphasis, escapes, entity
 references, autolinks and phrasing HTML tags (a link's ``<a href>`` too),
 over the lines of a paragraph, as hard-wrapped text wraps them; an
@@ -125,6 +126,52 @@ _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 # YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 _FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")
+
+
+# An ordered list item's indent, number, delimiter and the rest of its line; a bullet item.
+_ORDERED_ITEM = re.compile(r"^( *)(\d{1,9})([.)])([ \t]+\S.*)$")
+_BULLET_ITEM = re.compile(r"^( *)[-*+][ \t]+\S")
+
+
+class _ListNumbers:
+    """Ordered list items numbered as they render: a list counts up from its first item's number,
+    whatever the next items' markers say. Lists written with ``1.`` for every item (the WHATWG's
+    policy) read ``1. … 2. … 3.``; a list nested in an item counts on its own, and ends where the
+    text goes back to its item's indent or less (after a blank line), as a bullet list at its indent
+    or a heading does."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str, int]] = []  # per open list: its indent, delimiter, next number
+        self._after_blank = False
+
+    def blank(self) -> None:
+        self._after_blank = True
+
+    def end(self) -> None:
+        self._open, self._after_blank = [], False
+
+    def read(self, line: str) -> str:
+        """The line with an ordered item's number as it renders."""
+        after_blank, self._after_blank = self._after_blank, False
+        ordered = _ORDERED_ITEM.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        while self._open and self._open[-1][0] > indent:
+            self._open.pop()  # a list nested deeper than this line ends
+        same = self._open[-1] if self._open and self._open[-1][0] == indent else None
+        if ordered is None:
+            if same and (_BULLET_ITEM.match(line) or after_blank):
+                self._open.pop()  # a bullet item, or a paragraph after a blank line, at the list's indent
+            return line
+        _, written, delimiter, rest = ordered.groups()
+        if same and same[1] == delimiter:
+            number = same[2]
+            self._open[-1] = (indent, delimiter, number + 1)
+        else:
+            if same:
+                self._open.pop()  # another delimiter starts another list
+            number = int(written)
+            self._open.append((indent, delimiter, number + 1))
+        return f"{line[:indent]}{number}{delimiter}{rest}"
 
 
 def read_utf8_text(path: Path) -> str:
@@ -318,6 +365,7 @@ def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Headin
                 events.append(_Lines(lines[1:end], 2, code=True, front_matter=True))
             lines[: end + 1] = [""] * (end + 1)  # so line numbers stay those of the file
     quoted = 0  # how many block quotes the open fenced block is in
+    numbers = _ListNumbers()
     for number, written in enumerate(lines, start=1):
         raw, depth = _unquoted(written, None if fence is None else quoted)
         if fence is not None:
@@ -336,6 +384,7 @@ def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Headin
             continue
         fenced = _FENCE.match(line.strip())
         if fenced:
+            numbers.blank()  # a fenced block in an item goes on the list; one after it ends it
             flush(number)
             block, fence, quoted = [line], fenced.group(1), depth
             continue
@@ -350,6 +399,7 @@ def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Headin
             continue
         atx = _ATX.match(line)
         if atx:
+            numbers.end()
             flush(number + 1)
             events.append(_Heading(len(atx.group(1)), _heading_text(atx.group(2))))
             continue
@@ -358,11 +408,12 @@ def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Headin
             block, start = [], number + 1
             continue
         if not line.strip() or _THEMATIC_BREAK.match(line):
+            numbers.end() if line.strip() else numbers.blank()
             flush(number + 1)
             continue
         if not block:
             start = number
-        block.append(line)
+        block.append(numbers.read(line))
     flush(0, closing=fence)
     return events
 
