@@ -546,3 +546,28 @@ def test_ordered_list_items_are_numbered_as_they_render(tmp_path: Path) -> None:
         "3. Open the portal.",
         "4. Review the output.",
     ]
+
+
+def test_a_toml_front_matter_titles_the_document_and_a_late_h1_does_not(tmp_path: Path) -> None:
+    """Hugo writes its front matter in TOML between ``+++`` lines; its ``title = "…"`` is the title.
+    Without one, an H1 after sections with text (``# 6.`` where the others are ``##``) is no title,
+    while an H1 under a logo line is."""
+    (tmp_path / "bylaws.md").write_text(
+        '+++\ntitle = "Nordix Association Bylaws"\ndownload = "bylaws.pdf"\n+++\n\n'
+        "## 1. Name\n\n1.1. The name is Nordix.\n",
+        encoding="utf-8",
+    )
+    options = IngestOptions(min_chunk_tokens=0)
+    chunks = read_document(tmp_path / "bylaws.md", options, doc_id="bylaws")
+    assert [(c.context, c.text) for c in chunks] == [
+        ("Nordix Association Bylaws", 'title = "Nordix Association Bylaws" download = "bylaws.pdf"'),
+        ("Nordix Association Bylaws > 1. Name", "1.1. The name is Nordix."),
+    ]
+    slip = "## 1. Name\n\nThe name.\n\n# 6. Chairman\n\nThe chair.\n"
+    (tmp_path / "slip.md").write_text(slip, encoding="utf-8")
+    assert [c.context for c in read_document(tmp_path / "slip.md", options, doc_id="slip")] == [
+        "slip > 1. Name",
+        "slip > 6. Chairman",
+    ]
+    (tmp_path / "cc.md").write_text("## creative commons\n\n# Attribution 4.0\n\nText.\n", encoding="utf-8")
+    assert [c.context for c in read_document(tmp_path / "cc.md", options, doc_id="cc")] == ["Attribution 4.0"]

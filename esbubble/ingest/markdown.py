@@ -19,11 +19,13 @@ indented under it (an agreement's ``3. Restricted Transfers``) is a heading
 its inline formatting is read (``_inline``): emphasis, escapes, entity
 references, autolinks and phrasing HTML tags (a link's ``<a href>`` too),
 over the lines of a paragraph, as hard-wrapped text wraps them; an
-HTML ``<pre>`` block loses its tags (``_html_text``). A YAML
-front matter block (between ``---`` lines at the top) is one paragraph without
-its fences. A block quote reads as its text (``_unquoted``), a thematic break
-(``----``) ends a paragraph and is nothing. The document's title (for ``context``) is its
-front matter's ``title``, else its first H1, else the file stem. Short paragraphs
+HTML ``<pre>`` block loses its tags (``_html_text``). A front
+matter block (YAML between ``---`` lines at the top, or TOML between ``+++``
+lines, as Hugo sites write it) is one paragraph without its fences. A block
+quote reads as its text (``_unquoted``), a thematic break (``----``) ends a
+paragraph and is nothing. The document's title (for ``context``) is its front
+matter's ``title``, else its first H1 unless a section with text comes before
+it, else the file stem. Short paragraphs
 join a neighbour (see ``fragments``); long ones are cut into token-bounded
 segments between sentences. Every paragraph keeps the lines it was read
 from.
@@ -123,9 +125,10 @@ _LEAD_IN_ENDS = (":", ";", ",")
 _QUOTE = re.compile(r"^ {0,3}> ?")
 # A thematic break (``----``, ``* * *``, ``___``) renders as a rule: it ends a paragraph and is nothing.
 _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-# YAML front matter: a ``---`` line opening the file, closed by a ``---`` or ``...`` line; its title.
-_FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
-_FRONT_TITLE = re.compile(r"^title:\s*(['\"]?)(.+?)\1\s*$")
+# A front matter: YAML between a ``---`` line opening the file and a ``---`` or ``...`` line, or TOML
+# between ``+++`` lines (Hugo's); what closes each, and its title (``title: …``, ``title = "…"``).
+_FRONT_MATTER_ENDS = {"---": re.compile(r"^(---|\.\.\.)\s*$"), "+++": re.compile(r"^\+\+\+\s*$")}
+_FRONT_TITLE = re.compile(r"^title\s*[:=]\s*(['\"]?)(.+?)\1\s*$")
 
 
 # An ordered list item's indent, number, delimiter and the rest of its line; a bullet item.
@@ -358,8 +361,9 @@ def _events(text: str, shortcuts: re.Pattern[str] | None = None) -> list[_Headin
 
     fence: str | None = None  # what closes the open fenced block: its fence, or an HTML end tag
     lines = text.splitlines()
-    if lines and lines[0].rstrip() == "---":
-        end = next((n for n, line in enumerate(lines[1:], start=1) if _FRONT_MATTER_END.match(line)), None)
+    closing = _FRONT_MATTER_ENDS.get(lines[0].rstrip()) if lines else None
+    if closing is not None:
+        end = next((n for n, line in enumerate(lines[1:], start=1) if closing.match(line)), None)
         if end is not None:
             if any(line.strip() for line in lines[1:end]):
                 events.append(_Lines(lines[1:end], 2, code=True, front_matter=True))
@@ -473,14 +477,28 @@ def _heading_text(text: str) -> str:
     return _inline(_HEADING_ATTRIBUTES.sub("", text.strip()))
 
 
+def _first_title(events: list[_Heading | _Lines]) -> str | None:
+    """The first H1, unless a section with text comes before it: an H1 after sections of their own
+    (``## 1. Name`` …, then ``# 6. Chairman and Secretary``, a level slip) titles no document, while
+    one under a logo line (``## creative commons``) or after a preamble does."""
+    headed = False
+    for event in events:
+        if isinstance(event, _Heading):
+            if event.level == 1:
+                return event.text
+            headed = True
+        elif headed:
+            return None
+    return None
+
+
 def read_markdown(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]:
     """Chunks of a ``.md`` file."""
     text = read_utf8_text(path)
     shortcuts = _shortcuts(text.splitlines())
     events = _events(text, shortcuts)
     front = next((e.title() for e in events if isinstance(e, _Lines) and e.front_matter), None)
-    first = next((e.text for e in events if isinstance(e, _Heading) and e.level == 1), None)
-    title = front or first or path.stem
+    title = front or _first_title(events) or path.stem
     outline = Outline(title, path.name, options, bucket=BUCKET)
     for event in _list_titles(events):
         if isinstance(event, _Heading):
