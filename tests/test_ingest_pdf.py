@@ -696,6 +696,18 @@ def test_typeset_ligatures_read_as_their_letters() -> None:
     )
 
 
+def test_a_glyph_read_as_a_control_code_is_a_bullet_opening_a_line_and_nothing_elsewhere() -> None:
+    """LaTeX-made PDFs (OCPI 2.1.1, Theora) set their bullets in a Type 3 font whose glyph ``/a136``
+    has no text: pypdf gives its code, U+0088. TeX's large braces read as U+001A."""
+    assert (
+        line_text(["\x88 Real-time information about location."]) == "• Real-time information about location."
+    )
+    assert line_text(["\x88", " Decode frame header."]) == "• Decode frame header."
+    assert line_text(["|a| = \x1a −a, a < 0"]) == "|a| = −a, a < 0"
+    assert line_text(["\x1a \x06 a b \x07 , a < 0"]) == "a b , a < 0"  # a C0 code is no bullet
+    assert line_text(["trademarks ( \x97 ) of"]) == "trademarks ( ) of"
+
+
 def test_zero_width_characters_are_left_out() -> None:
     """Google Docs prints a zero-width space either side of a code-formatted word; it is invisible,
     so the line reads without it (and without the spaces it leaves doubled)."""

@@ -81,6 +81,11 @@ _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
 _TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                           "\ufb05": "st", "\ufb06": "st",
                           "\u200b": None, "\u2060": None, "\ufeff": None})  # fmt: skip
+# A control character is no text: a glyph whose font gives no character for it reads as its code
+# (the bullet glyph of OCPI's and Theora's LaTeX-made PDFs, ``/a136``, as U+0088; TeX's large braces
+# as U+001A). One of the C1 codes opening a line is the item's bullet; any other is left out.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
+_CONTROL_BULLET = re.compile(r"^[\x80-\x9f]+\s*(?=\S)")
 _EDGE_LINES = 2
 _FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
 _RUNNING_PAGES = 3
@@ -239,8 +244,10 @@ def _header_cells(lines: list[_Line]) -> list[_Line]:
 
 def line_text(parts: Sequence[str]) -> str:
     """A line's runs as text: typeset ligatures as their letters (``Diﬃe`` must match a question's
-    "Diffie"), zero-width characters left out, spaces normalised."""
-    return normalise_space("".join(parts).translate(_TYPESET))
+    "Diffie"), zero-width characters left out, a control character opening the line as a bullet
+    (``•``) and left out elsewhere, spaces normalised."""
+    text = normalise_space("".join(parts).translate(_TYPESET))
+    return normalise_space(_CONTROLS.sub(" ", _CONTROL_BULLET.sub("\u2022 ", text)))
 
 
 def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
