@@ -502,3 +502,56 @@ def test_a_sparse_table_has_no_group_titles(tmp_path: Path) -> None:
     chunks = read_document(_sheet(tmp_path / "c.xlsx", rows), OPTIONS, doc_id="c.xlsx")
     assert [c.text for c in chunks] == ["Code: A1", "Code: A2; Name: Second", "Code: A3", "Code: A4"]
     assert {c.context for c in chunks} == {"c > Metadata | Code, Name, Note"}
+
+
+_DRAWING = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<xdr:wsDr xmlns:xdr="http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+ xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"
+ xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">
+<xdr:twoCellAnchor><xdr:from><xdr:col>1</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>8</xdr:row>
+<xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:sp><xdr:txBody><a:bodyPr/>
+<a:p><a:r><a:t>Usage Instructions</a:t></a:r></a:p><a:p/>
+<a:p><a:r><a:t>The overall score is a weighted average: </a:t></a:r>
+<a:r><a:t>0.5*DM+0.3*CTI+0.2*T&amp;E.</a:t></a:r>
+<a:br/><a:r><a:t>Defence weighs most.</a:t></a:r></a:p></xdr:txBody></xdr:sp></xdr:twoCellAnchor>
+<xdr:twoCellAnchor><xdr:from><xdr:col>0</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>2</xdr:row>
+<xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:grpSp><xdr:sp><xdr:txBody>
+<a:p><a:r><a:t>Overview Diagram</a:t></a:r>
+</a:p></xdr:txBody></xdr:sp></xdr:grpSp></xdr:twoCellAnchor>
+<xdr:twoCellAnchor><xdr:from><xdr:col>5</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>0</xdr:row>
+<xdr:rowOff>0</xdr:rowOff></xdr:from><mc:AlternateContent>
+<mc:Choice Requires="cx1"><xdr:graphicFrame/></mc:Choice>
+<mc:Fallback><xdr:sp><xdr:txBody>
+<a:p><a:r><a:t>This chart isn't available in your version of Excel.</a:t></a:r>
+</a:p></xdr:txBody></xdr:sp></mc:Fallback></mc:AlternateContent></xdr:twoCellAnchor>
+</xdr:wsDr>"""
+_SHEET_RELS = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1"
+ Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/drawing"
+ Target="../drawings/drawing1.xml"/></Relationships>"""
+
+
+def test_a_sheets_text_boxes_are_read_after_its_rows(tmp_path: Path) -> None:
+    """openpyxl does not read shapes: MITRE's INFORM tool explains its scoring in a text box. A box's
+    paragraphs read as prose of its sheet (a short title joined to the next), a group's shapes too,
+    down the sheet by anchor; the message Excel draws in place of a chart it cannot show does not."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Usage"
+    sheet.append(["The Assessment Tool"])
+    book.save(tmp_path / "raw.xlsx")
+    with zipfile.ZipFile(tmp_path / "raw.xlsx") as raw, zipfile.ZipFile(tmp_path / "w.xlsx", "w") as out:
+        for item in raw.infolist():
+            out.writestr(item, raw.read(item.filename))
+        out.writestr("xl/drawings/drawing1.xml", _DRAWING)
+        out.writestr("xl/worksheets/_rels/sheet1.xml.rels", _SHEET_RELS)
+    chunks = read_document(tmp_path / "w.xlsx", IngestOptions(), doc_id="w.xlsx")
+    assert [c.text for c in chunks] == [
+        "The Assessment Tool",
+        "Overview Diagram",
+        "Usage Instructions The overall score is a weighted average: 0.5*DM+0.3*CTI+0.2*T&E. Defence weighs"
+        " most.",
+    ]
+    assert {(c.section, c.sheet_name) for c in chunks} == {("Usage", "Usage")}
+    assert chunks[2].chunk_id == chunk_id("w.xlsx", "sheet=Usage/box=2/para=1+2/part=0")

@@ -28,7 +28,8 @@ formula without one (written by a library, never recalculated) is kept as its
 formula text (``=C5*D5``) rather than dropped. Each chunk's ``context`` is the
 workbook title (its core title, else the file stem), the sheet name and the
 sheet's column headers, then the labels of the codes it holds that another
-table of the workbook names (``links``).
+table of the workbook names (``links``). A sheet's text boxes and shapes
+(``xlsx_shapes``) read as prose after its rows.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import warnings
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,23 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.core.named import CONTEXT_PART, ROW_JOINER
 from esbubble.errors import IngestError
-from esbubble.ingest.drafts import Cell, Draft, chunk_context, finish, key_width, label_value, row_drafts
+from esbubble.ingest.drafts import (
+    Cell,
+    Draft,
+    Paragraph,
+    chunk_context,
+    finish,
+    key_width,
+    label_value,
+    row_drafts,
+)
+from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.links import TableRow, code_labels, links
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.package import check_package
 from esbubble.ingest.reader_warnings import ReaderNote
 from esbubble.ingest.values import render_value
+from esbubble.ingest.xlsx_shapes import TextBox, text_boxes
 from esbubble.models import Chunk
 
 _HEADER_SCAN_ROWS = 10
@@ -480,7 +492,9 @@ def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     values = _load(path, data_only=True)
     formulas = _Formulas(path)
     title = " ".join(str(values.properties.title or "").split()) or path.stem
+    boxes = text_boxes(path)
     rows: list[_Row] = []
+    sheets: list[str] = []
     for sheet in values.worksheets:
         if sheet.sheet_state != "visible" and not options.include_hidden_sheets:
             warnings.warn(
@@ -492,4 +506,31 @@ def read_xlsx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             )
             continue
         rows.extend(_sheet_rows(title, sheet.title, _grid(sheet, formulas)))
-    return finish(doc_id, "xlsx", _drafts(rows, options), options)
+        sheets.append(sheet.title)
+    by_sheet: dict[str, list[Draft]] = {name: [] for name in sheets}
+    for draft in _drafts(rows, options):
+        by_sheet[draft.section].append(draft)
+    drafts = [
+        draft
+        for name in sheets
+        for draft in [*by_sheet[name], *_box_drafts(title, name, boxes.get(name, []), options)]
+    ]
+    return finish(doc_id, "xlsx", drafts, options)
+
+
+def _box_drafts(title: str, sheet: str, boxes: list[TextBox], options: IngestOptions) -> list[Draft]:
+    """The sheet's text boxes as prose after its rows: each paragraph of a box a paragraph, short ones
+    joined to the next (a box's ``Introduction``, ``Background`` titles), long ones cut."""
+    paragraphs = [
+        Paragraph(
+            scope=f"sheet={sheet}/box={number}",
+            numbers=(index,),
+            text=text,
+            section=sheet,
+            context=chunk_context(title, [sheet]),
+        )
+        for number, box in enumerate(boxes, start=1)
+        for index, text in enumerate(box.paragraphs, start=1)
+    ]
+    drafts = block_drafts(paragraphs, options, default_bucket=sheet)
+    return [replace(draft, sheet_name=sheet) for draft in drafts]
