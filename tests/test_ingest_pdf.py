@@ -981,3 +981,37 @@ def test_a_tables_header_row_sits_below_the_last_heading(
     for text, size, cells in headings:
         trail = heading_path(trail, text, size, cells=cells)
     assert [step.text for step in trail] == path
+
+
+def test_a_bold_label_with_its_value_and_a_line_of_code_are_no_headings(tmp_path: Path) -> None:
+    """OCPI sets ``Module dependency:`` in bold and its value in regular type, ``Module Identifier:``
+    then ``credentials`` in a bold monospaced font, and each example's request line, ``PATCH To URL:
+    …``, in a bold monospaced font: each was a section, and the module's sections below it were
+    not. A numbered heading set in a monospaced font is still a heading."""
+    pdf = FPDF()
+    pdf.add_page()
+
+    def line(*runs: tuple[str, str, int, str]) -> None:
+        for family, style, size, text in runs:
+            pdf.set_font(family, style, size)
+            pdf.cell(text=text)
+        pdf.ln(8)
+
+    body = "The Location objects live in the back-end system of the charge point operator."
+    line(("Helvetica", "B", 14, "8 Locations module"))
+    line(("Helvetica", "", 11, body))
+    line(("Helvetica", "B", 11, "Module dependency: "), ("Helvetica", "", 11, "Tariffs module"))
+    line(("Helvetica", "B", 11, "Module Identifier: "), ("Courier", "B", 11, "locations"))
+    line(("Helvetica", "", 11, body))
+    line(("Courier", "B", 11, "PATCH To URL: https://example.com/ocpi/locations/1012"))
+    line(("Courier", "", 11, '{ "status": "CHARGING" }'))
+    line(("Helvetica", "", 11, body))
+    line(("Helvetica", "B", 14, "8.1. "), ("Courier", "B", 14, "AllowOfflineTxForUnknownId"))
+    line(("Helvetica", "", 11, body))
+    pdf.output(str(tmp_path / "m.pdf"))
+    chunks = read_document(tmp_path / "m.pdf", IngestOptions(min_chunk_tokens=0), doc_id="m.pdf")
+    assert [c.section for c in chunks] == ["8 Locations module"] * (len(chunks) - 1) + [
+        "8.1. AllowOfflineTxForUnknownId"
+    ]
+    assert any("Module Identifier: locations" in c.text for c in chunks)
+    assert any("PATCH To URL:" in c.text for c in chunks)

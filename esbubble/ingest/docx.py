@@ -48,6 +48,7 @@ from docx.text.paragraph import Paragraph
 from esbubble.core.named import ROW_JOINER
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Cell, finish
+from esbubble.ingest.fonts import is_monospace
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.numbering import ListNumbers
 from esbubble.ingest.options import IngestOptions
@@ -85,7 +86,6 @@ _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 # A code listing's lines: a paragraph style for code (``Code``, ``HTML Preformatted``, ``Source
 # Code``, ``Plain Text``…, or one based on such), or text all set in a monospaced font.
 _CODE_STYLE = re.compile(r"code|preformatted|listing|verbatim|plain text|macro text", re.IGNORECASE)
-_MONOSPACE = re.compile(r"courier|consolas|menlo|monaco|mono|lucida console|inconsolata", re.IGNORECASE)
 
 
 def _open(path: Path) -> Any:
@@ -189,7 +189,7 @@ def _code_line(paragraph: Paragraph, styles: list[Any]) -> bool:
         return True
     inherited = next((style.font.name for style in styles if style.font.name), None)
     fonts = [run.font.name or inherited for run in paragraph.runs if run.text.strip()]
-    return bool(fonts) and all(font is not None and _MONOSPACE.search(font) for font in fonts)
+    return bool(fonts) and all(font is not None and is_monospace(font) for font in fonts)
 
 
 def _generated(paragraph: Paragraph) -> bool:

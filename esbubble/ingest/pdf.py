@@ -43,11 +43,12 @@ from pypdf.errors import PyPdfError
 
 from esbubble.errors import IngestError
 from esbubble.ingest.drafts import Paragraph, chunk_context, finish
+from esbubble.ingest.fonts import is_monospace, is_symbol_font
 from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import BULLETS, normalise_space
-from esbubble.ingest.symbols import SYMBOL_SIGNS, is_symbol_font
+from esbubble.ingest.symbols import SYMBOL_SIGNS
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -126,6 +127,9 @@ class _Line:
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
+    mono: int = 0  # characters set in a monospaced font
+    # each run with text: (set in a bold text font, its text), what a label is set in (``_labelled``)
+    runs: list[tuple[bool, str]] = field(default_factory=list)
 
 
 def _resolved(value: Any) -> Any:
@@ -200,6 +204,10 @@ def _collect_lines(page: Any) -> list[_Line]:
                     line.parts.append(" ")
             line.parts.append(piece)
             line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
+            monospaced = is_monospace(name)
+            line.runs.append((bold and not monospaced, piece))
+            if monospaced:
+                line.mono += len(piece.strip())
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
 
@@ -262,11 +270,31 @@ def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
 def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
     """A line set larger than the body, or bold when the body is not; never a list item or a line
     that runs on (``Takes a payload byte se-``, ``A handshake pattern consists of:``)."""
-    if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text):
+    if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text) or _code(line) or _labelled(line):
         return False
     if line.size >= body[0] * _HEADING_SCALE:
         return True
     return line.bold and not body[1] and line.size >= body[0] and not _row_in_cells(line)
+
+
+def _code(line: _Line) -> bool:
+    """A line set mostly in a monospaced font and not numbered: code (``"energy_mix": {``, a request
+    line ``PATCH To URL: https://…`` in a bold monospaced font), never a heading. A numbered heading
+    naming a configuration key in it, ``9.1.1. AllowOfflineTxForUnknownId``, is one."""
+    return line.mono * 2 > sum(line.styles.values()) and NUMBERED.match(line.text) is None
+
+
+def _labelled(line: _Line) -> bool:
+    """A label in bold, ending in a colon, then its value in regular type or in a monospaced font:
+    ``Module dependency:`` ``Locations module``, ``Module Identifier:`` ``credentials``, a field and
+    its value, not a heading (bold by most of its characters)."""
+    label: list[str] = []
+    for index, (bold, text) in enumerate(line.runs):
+        if not bold:
+            value = "".join(text for _, text in line.runs[index:])
+            return "".join(label).rstrip().endswith(":") and bool(value.strip())
+        label.append(text)
+    return False
 
 
 def _row_in_cells(line: _Line) -> bool:

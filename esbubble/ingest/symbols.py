@@ -9,6 +9,8 @@ needs) read as the signs the page shows.
 
 from __future__ import annotations
 
+from esbubble.ingest.fonts import is_symbol_font
+
 _PRIVATE_USE = 0xF000  # symbol fonts' codes as Word and many PDFs write them: U+F020 … U+F0FF
 
 _SYMBOL = dict(
@@ -33,12 +35,6 @@ _WINGDINGS = {
 SYMBOL_SIGNS = str.maketrans(
     _SYMBOL | {chr(_PRIVATE_USE + code): _SYMBOL.get(chr(code), chr(code)) for code in range(0x20, 0x100)}
 )
-
-
-def is_symbol_font(name: str) -> bool:
-    """Whether a font is Adobe's Symbol: ``Symbol`` in Word, ``SymbolMT`` or a subset of it
-    (``ABCDEF+Symbol``, a PDF's ``/BaseFont``) in a PDF."""
-    return name.lstrip("/").rsplit("+", 1)[-1].strip().lower() in {"symbol", "symbolmt"}
 
 
 def symbol(font: str, code: int) -> str:
