@@ -157,7 +157,7 @@ class _ListNumbers:
         """The line with an ordered item's number as it renders."""
         after_blank, self._after_blank = self._after_blank, False
         ordered = _ORDERED_ITEM.match(line)
-        indent = len(line) - len(line.lstrip(" "))
+        indent = _indent(line)
         while self._open and self._open[-1][0] > indent:
             self._open.pop()  # a list nested deeper than this line ends
         same = self._open[-1] if self._open and self._open[-1][0] == indent else None

@@ -127,9 +127,8 @@ class _Line:
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
-    mono: int = 0  # characters set in a monospaced font
-    # each run with text: (set in a bold text font, its text), what a label is set in (``_labelled``)
-    runs: list[tuple[bool, str]] = field(default_factory=list)
+    # each run with text: (bold, set in a monospaced font, its text), for ``_code`` and ``_labelled``
+    runs: list[tuple[bool, bool, str]] = field(default_factory=list)
 
 
 def _resolved(value: Any) -> Any:
@@ -204,10 +203,7 @@ def _collect_lines(page: Any) -> list[_Line]:
                     line.parts.append(" ")
             line.parts.append(piece)
             line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
-            monospaced = is_monospace(name)
-            line.runs.append((bold and not monospaced, piece))
-            if monospaced:
-                line.mono += len(piece.strip())
+            line.runs.append((bold, is_monospace(name), piece))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
 
@@ -281,7 +277,8 @@ def _code(line: _Line) -> bool:
     """A line set mostly in a monospaced font and not numbered: code (``"energy_mix": {``, a request
     line ``PATCH To URL: https://…`` in a bold monospaced font), never a heading. A numbered heading
     naming a configuration key in it, ``9.1.1. AllowOfflineTxForUnknownId``, is one."""
-    return line.mono * 2 > sum(line.styles.values()) and NUMBERED.match(line.text) is None
+    monospaced = sum(len(text.strip()) for _, mono, text in line.runs if mono)
+    return monospaced * 2 > sum(line.styles.values()) and NUMBERED.match(line.text) is None
 
 
 def _labelled(line: _Line) -> bool:
@@ -289,9 +286,9 @@ def _labelled(line: _Line) -> bool:
     ``Module dependency:`` ``Locations module``, ``Module Identifier:`` ``credentials``, a field and
     its value, not a heading (bold by most of its characters)."""
     label: list[str] = []
-    for index, (bold, text) in enumerate(line.runs):
-        if not bold:
-            value = "".join(text for _, text in line.runs[index:])
+    for index, (bold, mono, text) in enumerate(line.runs):
+        if not bold or mono:
+            value = "".join(text for _, _, text in line.runs[index:])
             return "".join(label).rstrip().endswith(":") and bool(value.strip())
         label.append(text)
     return False

@@ -117,10 +117,12 @@ def text_boxes(path: Path) -> dict[str, list[TextBox]]:
         found: dict[str, list[TextBox]] = {}
         for sheet in workbook.iter(f"{_MAIN}sheet"):
             _, part = sheets.get(sheet.get(_RELATIONSHIP, ""), ("", ""))
+            if not part:
+                continue
             boxes = [
                 box
                 for kind, target in _targets(archive, part).values()
-                if part and kind.endswith(_DRAWING_TYPE)
+                if kind.endswith(_DRAWING_TYPE)
                 if (drawing := _xml(archive, target)) is not None
                 for box in _text_boxes(drawing)
             ]
