@@ -300,6 +300,53 @@ def test_symbols_read_as_the_signs_they_show(tmp_path: Path) -> None:
     assert chunk.text == "The objective function Φ must stay ≤ 2.5 and the field is mandatory ✓"
 
 
+def test_a_symbol_fonts_code_typed_in_a_run_of_that_font_reads_as_its_sign(tmp_path: Path) -> None:
+    """HiSLIP's lock table types Wingdings' arrow as text (U+F0E0 in a run set in Wingdings), not as
+    a ``w:sym``: it read as a private-use character. A private-use code in a run of a text font
+    renders as nothing a reader can use, and reads as nothing."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("holder of shared lock ")
+    paragraph.add_run("\uf0e0").font.name = "Wingdings"
+    paragraph.add_run(" succeeds\uf0e0")
+    document.save(str(tmp_path / "locks.docx"))
+    (chunk,) = read_document(tmp_path / "locks.docx", OPTIONS, doc_id="locks.docx")
+    assert chunk.text == "holder of shared lock → succeeds"
+
+
+def test_a_caption_right_above_a_table_names_its_rows(tmp_path: Path) -> None:
+    """HiSLIP's tables are captioned above (``Table 14 HiSLIP Defined Fatal Error Codes``, in Word's
+    ``Caption`` style): each caption was a chunk of a few words, or glued to the end of the paragraph
+    before it, and named no row. It is a step of its table's rows' context; a caption over no table
+    (a figure's) is text."""
+    document = docx.Document()
+    document.add_heading("Fatal Error Detection", 1)
+    document.add_paragraph("The server closes the connection after a fatal error.")
+    document.add_paragraph("Table 14 HiSLIP Defined Fatal Error Codes", style="Caption")
+    _table(
+        document, [("Code", "Meaning"), ("0", "Unidentified error"), ("1", "Poorly formed message header")]
+    )
+    document.add_paragraph("Figure 3 The lock states", style="Caption")
+    document.add_paragraph("A client holding the exclusive lock may release it at any time.")
+    document.save(str(tmp_path / "caption.docx"))
+    chunks = read_document(tmp_path / "caption.docx", OPTIONS, doc_id="caption.docx")
+    assert [(c.context, c.text) for c in chunks] == [
+        ("caption > Fatal Error Detection", "The server closes the connection after a fatal error."),
+        (
+            "caption > Fatal Error Detection > Table 14 HiSLIP Defined Fatal Error Codes | Code, Meaning",
+            "Code: 0; Meaning: Unidentified error",
+        ),
+        (
+            "caption > Fatal Error Detection > Table 14 HiSLIP Defined Fatal Error Codes | Code, Meaning",
+            "Code: 1; Meaning: Poorly formed message header",
+        ),
+        ("caption > Fatal Error Detection", "Figure 3 The lock states"),
+        (
+            "caption > Fatal Error Detection",
+            "A client holding the exclusive lock may release it at any time.",
+        ),
+    ]
+
+
 def test_a_table_in_a_cell_is_a_table_of_its_own_or_a_value_of_a_record(tmp_path: Path) -> None:
     """An XML schema's element table holds the table of the element's attributes in a cell (3MF's
     core specification): its rows are rows of their own, which the cell's text left out. In a

@@ -415,6 +415,37 @@ def test_a_running_head_that_names_the_section_goes_by_its_page_number(tmp_path:
     ]
 
 
+def test_a_bold_footer_closing_a_page_with_its_number_goes(tmp_path: Path) -> None:
+    """Sphinx's PDFs close every page with a footer in the body's size and bold, naming the section
+    and the page (``3.4. /memory node 22``): set as a heading would be, it named the next page's
+    text until a heading came. No heading is a page's last line, so one there ending in the page's
+    own number is the footer."""
+    bodies = [
+        "The memory node describes the physical memory layout and is required in every devicetree.",
+        "The chosen node passes parameters chosen or specified by the firmware at run time.",
+        "The aliases node defines one or more alias properties for the nodes of the tree.",
+    ]
+    headings = ["Memory", "Chosen", "Aliases"]
+    pdf = FPDF()
+    pdf.set_auto_page_break(False)
+    for number, (heading, body) in enumerate(zip(headings, bodies, strict=True), start=1):
+        pdf.add_page()
+        pdf.set_font("Helvetica", "B", 16)
+        pdf.cell(0, 8, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_y(-20)
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.cell(0, 6, f"3.{number}. /{heading.lower()} node {number + 20}", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "f.pdf"))
+    chunks = read_document(tmp_path / "f.pdf", IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert [(c.page, c.section, c.text) for c in chunks] == [
+        (number, heading, body)
+        for number, (heading, body) in enumerate(zip(headings, bodies, strict=True), start=1)
+    ]
+
+
 def _with_widths(path: Path) -> Path:
     """The PDF with its Helvetica given its glyph widths (``/Widths``), as most PDFs give them; fpdf
     leaves them out for the standard fonts, whose widths a reader is expected to know."""

@@ -109,7 +109,8 @@ def test_a_numbered_clause_opening_a_line_that_fits_a_piece_is_not_cut() -> None
         " loss from your failure to comply.",
         "2. You may not use the Services for any purpose outlined in our Use Restrictions policy.",
         "3. You are responsible for all content posted to your account, see section 4. It is yours.",
-        "4. You must be a human. Accounts registered by bots or other automated methods are not permitted.",
+        "4. You must be a human. Accounts registered by bots or other automated methods are not permitted,"
+        " and an account found to be one is closed without notice and everything posted to it removed.",
     ]
     text = "\n".join(clauses)
     limit = count_tokens(" ".join([*clauses[:3], "4. You must be a human."]), "o200k_base")
@@ -117,6 +118,64 @@ def test_a_numbered_clause_opening_a_line_that_fits_a_piece_is_not_cut() -> None
     # packed by sentence alone, the last clause is cut after its first sentence
     by_sentence = pack(split_sentences(text), limit, "o200k_base", lead=True)
     assert by_sentence[0].endswith("4. You must be a human.")
+
+
+def test_a_bullet_item_opening_a_line_that_fits_a_piece_is_not_cut() -> None:
+    """A tight Markdown list is one paragraph, an item a line (``* Host projects, …``, ``- having
+    more contributions …``): a piece ends where an item does, where the Nordix bylaws' list of
+    activities was cut at the token limit inside an item (``… availability of the`` / ``outputs
+    produced …``). A line framed by asterisks is a line of a box, not an item (MPL 2.0's
+    disclaimer, ``*  Covered Software is provided …  *``)."""
+    lead = "The activities that the association may undertake include the following:"
+    items = [
+        "* Represent the positions of its members to international institutions in Europe;",
+        "* Host projects, including managing the participation in such projects and providing"
+        " worldwide royalty-free availability of the outputs produced by such projects;",
+        "* Manage the intellectual property associated with its projects and the outputs of its members;",
+    ]
+    limit = count_tokens(" ".join([lead, items[0], "* Host projects, including managing"]), "o200k_base")
+    pieces = segment_text("\n".join([lead, *items]), limit)
+    assert pieces == [f"{lead} {items[0]}", items[1], items[2]]
+    box = [
+        "*  Covered Software is provided under this License on an as is basis, without warranty.  *",
+        "*  The entire risk as to the quality and performance of the Covered Software is with You.  *",
+        "*  Should any Covered Software prove defective in any respect, You assume the cost.  *",
+    ]
+    framed = segment_text("\n".join(box), 40)
+    assert framed == pack(split_sentences("\n".join(box)), 40, "o200k_base", lead=True)
+
+
+def test_a_short_item_is_filled_with_the_next_items_first_sentences() -> None:
+    """An item under ``min_chunk_tokens`` before one it does not fit with is filled with that item's
+    first sentences, not left a piece of a few tokens (PEST++'s ``* singular value decomposition``
+    was a chunk of 6)."""
+    short = "* singular value decomposition"
+    long = (
+        "* regularization ++ arguments. Users who construct a control data keyword section cannot list"
+        " them again. The keywords are separated by one or more spaces. Tabs are accepted as well."
+    )
+    limit = count_tokens(long, "o200k_base") + 2
+    pieces = pack([short, long], limit, "o200k_base", lead=True, min_tokens=12)
+    assert pieces[0].startswith(f"{short} * regularization ++ arguments. Users who")
+    assert len(pieces) == 2 and " ".join(pieces) == f"{short} {long}"
+    assert all(count_tokens(piece, "o200k_base") <= limit for piece in pieces)
+
+
+def test_a_last_piece_that_is_a_fragment_takes_the_units_before_it() -> None:
+    """The last item of a long list, under ``min_chunk_tokens``, took a piece alone when the piece
+    before was full (CISA's ``- T1078.004: Cloud Accounts``): it takes the units it follows from
+    that piece."""
+    units = [
+        "- T1110: Brute Force, where an adversary guesses or cracks the password of an account.",
+        "- T1110.001: Password Guessing, where an adversary guesses passwords of accounts.",
+        "- T1110.002: Password Cracking, where an adversary recovers passwords from hashes.",
+        "- T1078.004: Cloud Accounts",
+    ]
+    limit = count_tokens(" ".join(units[:3]), "o200k_base")
+    pieces = pack(units, limit, "o200k_base", lead=True, min_tokens=12)
+    assert pieces == [" ".join(units[:2]), " ".join(units[2:])]
+    # a last sentence of 12 tokens or more states a fact on its own, and stays a piece
+    assert pack(units, limit, "o200k_base", lead=True, min_tokens=6) == [" ".join(units[:3]), units[3]]
 
 
 def test_an_item_too_long_for_a_piece_is_cut_between_its_sentences() -> None:

@@ -32,6 +32,17 @@ def test_rows_become_header_value_chunks_with_locators(tmp_path: Path) -> None:
     assert [c.position for c in chunks] == list(range(len(chunks)))
 
 
+def test_a_character_written_as_its_code_reads_as_the_character(tmp_path: Path) -> None:
+    """A workbook writes a character XML cannot hold as its code (``_x000D_``, a carriage return, in
+    UNECE's ``Level /_x000D_`` / ``Category`` header): it keyed 2,136 rows ``Level /_x000D_ Category``."""
+    book = openpyxl.Workbook()
+    book.active.append(["Common\nCode", "Level /_x000D_\nCategory"])
+    book.active.append(["05", "3.9"])
+    book.save(tmp_path / "codes.xlsx")
+    (chunk,) = read_document(tmp_path / "codes.xlsx", OPTIONS, doc_id="codes.xlsx")
+    assert chunk.text == "Common Code: 05; Level / Category: 3.9"
+
+
 def test_vertical_merge_repeats_value_on_each_row(tmp_path: Path) -> None:
     chunks = read_document(make_workbook(tmp_path / "w.xlsx"), OPTIONS, doc_id="w")
     row5 = next(c for c in chunks if c.section == "Scope" and c.row_number == 5)

@@ -130,9 +130,18 @@ def set_chunks(name: str) -> tuple[Chunk, ...]:
     return tuple(chunk for file in files for chunk in read_document(file, IngestOptions(), doc_id=file.name))
 
 
+# Two-part questions whose phrases a reader change made after the set was written puts in one chunk,
+# each with the change: the question stands (recall counts its phrases), it needs one chunk now.
+JOINED = {
+    # Markdown's bullet items are cut as items: Homebrew's clause 4 keeps its criteria list's start
+    "td_hb_maintainer_access_review",
+}
+
+
 @pytest.mark.parametrize("name", sorted(BLIND_SETS))
 def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str) -> None:
-    """As the blind sets' SOURCES.md say; the phrases of a two-part question lie in two chunks."""
+    """As the blind sets' SOURCES.md say; the phrases of a two-part question lie in two chunks
+    (``JOINED`` aside)."""
     texts = [(chunk.chunk_id, normalise_evidence(chunk.text)) for chunk in set_chunks(name)]
     for case in load_queries(ROOT.parent / name / "queries.jsonl").cases:
         holders = [
@@ -140,7 +149,7 @@ def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str)
             for phrase in case.evidence
         ]
         assert [len(found) for found in holders] == [1] * len(holders), case.id
-        assert len(set().union(*holders)) == len(holders), case.id
+        assert len(set().union(*holders)) == (1 if case.id in JOINED else len(holders)), case.id
         # the metric's own matching agrees
         assert gold_recall(set_chunks(name), evidence=case.evidence) == 1.0, case.id
 

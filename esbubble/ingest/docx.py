@@ -15,7 +15,9 @@ one row of all its text. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
 header row: it is one record, a single chunk ``Description: …; Type: String; …`` numbered row 1.
 A table set in a cell is a table of its own after the one it is in, or in a record one of its
-values (``_table``). A symbol (``w:sym``) reads as the sign it shows (``symbols.symbol``).
+values (``_table``). A caption right above a table (``Caption`` style) is a step of its rows'
+context, not text. A symbol (``w:sym``) reads as the sign it shows (``symbols.symbol``), as
+does a symbol font's code typed in a run set in that font (``_run_text``).
 
 A paragraph's text is every run Word shows in it, also those wrapped in smart
 tags, tracked insertions, content controls or simple fields (python-docx's
@@ -60,6 +62,8 @@ from esbubble.models import Chunk
 
 _BUCKET = "Text"
 _HEADING = re.compile(r"^Heading (\d)$")
+# Word's caption styles (``Caption``, a house ``TableCaption``): a caption right above a table names it
+_CAPTION_STYLE = re.compile(r"^(?:table\s*)?caption\s*\d*$", re.IGNORECASE)
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
@@ -80,6 +84,9 @@ _BODY_LEVEL = 9
 _STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a loop ends here)
 _VERT_ALIGN = qn("w:vertAlign")
 _SYM, _SYM_FONT, _SYM_CHAR = qn("w:sym"), qn("w:font"), qn("w:char")
+_FONTS, _ASCII_FONT, _HANSI_FONT = qn("w:rFonts"), qn("w:ascii"), qn("w:hAnsi")
+# A symbol font's codes typed as text in a run set in that font (a Wingdings arrow, U+F0E0)
+_PRIVATE_USE = re.compile("[\uf020-\uf0ff]")
 _ROWS_APART = " / "  # between the rows of a table read into a cell's text
 _EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
@@ -155,15 +162,28 @@ def _superscript(run: Any) -> bool:
 
 def _run_text(run: Any) -> str:
     """A run's text (python-docx's ``text``: its text, tabs, breaks) with its symbols (``w:sym``:
-    Insert > Symbol, a Wingdings ✓, a Symbol font ≤) as the signs they show (``symbols.symbol``)."""
+    Insert > Symbol, a Wingdings ✓, a Symbol font ≤) as the signs they show (``symbols.symbol``), as
+    are a symbol font's private-use codes typed in a run set in that font (a Wingdings →)."""
     if run.find(_SYM) is None:
-        return str(run.text)
-    return "".join(
-        symbol(element.get(_SYM_FONT) or "", int(element.get(_SYM_CHAR) or "0", 16))
-        if element.tag == _SYM
-        else str(element)
-        for element in run.xpath("w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:sym")
-    )
+        text = str(run.text)
+    else:
+        text = "".join(
+            symbol(element.get(_SYM_FONT) or "", int(element.get(_SYM_CHAR) or "0", 16))
+            if element.tag == _SYM
+            else str(element)
+            for element in run.xpath("w:br | w:cr | w:noBreakHyphen | w:ptab | w:t | w:tab | w:sym")
+        )
+    if _PRIVATE_USE.search(text):
+        font = _run_font(run)
+        text = _PRIVATE_USE.sub(lambda code: symbol(font, ord(code.group())), text)
+    return text
+
+
+def _run_font(run: Any) -> str:
+    """The font a run sets for its text (``w:rFonts``), if it sets one."""
+    properties = run.rPr
+    fonts = properties.find(_FONTS) if properties is not None else None
+    return (fonts.get(_ASCII_FONT) or fonts.get(_HANSI_FONT) or "") if fonts is not None else ""
 
 
 def _paragraph_text(paragraph: Paragraph) -> str:
@@ -276,7 +296,7 @@ def _rows(table: Table, *, tables: bool = False) -> list[list[str]]:
     return rows
 
 
-def _table(outline: Outline, table: Table) -> None:
+def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
     """A table's rows; then the tables set in its cells, each read as a table of its own (an XML
     schema's element table holds the table of its attributes, ``Name | Type | Use | Default``, right
     of ``attributes``), except in a key-value table: a record is one chunk, and a table in it one of
@@ -288,16 +308,18 @@ def _table(outline: Outline, table: Table) -> None:
         # ``200 {…}``), not a table of values: one row of all its text.
         text = " ".join(value for values in rows for value in values if value)
         if text:
-            outline.table([], [(1, [text])])
+            outline.table([], [(1, [text])], caption=caption)
     elif is_key_value(rows):
-        outline.record(_rows(table, tables=True))
+        outline.record(_rows(table, tables=True), caption=caption)
         return
     else:
         headers: list[str] = []
         start = 0
         if rows and is_header_row(rows[0]):
             headers, start = rows[0], 1
-        outline.table(headers, [(number + 1, rows[number]) for number in range(start, len(rows))])
+        outline.table(
+            headers, [(number + 1, rows[number]) for number in range(start, len(rows))], caption=caption
+        )
     for tr in _unwrapped(table._tbl, (_TR,)):
         for tc in _unwrapped(tr, (_TC,)):
             for inner in _unwrapped(tc, (_TBL,)):
@@ -340,16 +362,24 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     outline = Outline(_title(document, path), path.name, options, bucket=_BUCKET)
     numbers = ListNumbers(document)
     listing: list[str] = []  # the lines of the code listing being read
+    captions: list[str] = []  # a caption read right before: the next table's, if a table comes next
 
     def end_listing() -> None:
         if listing:
             outline.paragraph("\n".join(listing))
             listing.clear()
 
+    def end_caption() -> None:
+        """A caption over no table (a figure's) is text."""
+        for caption in captions:
+            outline.paragraph(caption)
+        captions.clear()
+
     for block in _blocks(document):
         if isinstance(block, Table):
             end_listing()
-            _table(outline, block)
+            _table(outline, block, caption=captions.pop() if captions else "")
+            end_caption()
             continue
         text = normalise_space(_paragraph_text(block))
         if not text or _generated(block):
@@ -358,14 +388,20 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         number = numbers.number(block, styles)
         level = heading_level(styles)
         if level is None and _code_line(block, styles):
+            end_caption()
             listing.append(text)  # a listing is one block, as a Markdown fence is
             continue
         end_listing()
+        end_caption()
+        if level is None and any(_CAPTION_STYLE.match(style.name or "") for style in styles):
+            captions.append(f"{number} {text}" if number else text)
+            continue
         if level is not None:
             outline.heading(level, f"{number} {text}" if number else text)
             continue
         outline.paragraph(text)
     end_listing()
+    end_caption()
     drafts = block_drafts(outline.blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("document has no text", hint="check that it is not empty")

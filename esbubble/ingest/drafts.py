@@ -173,7 +173,9 @@ def row_parts(
 
 def prose_drafts(paragraph: Paragraph, options: IngestOptions, *, default_bucket: str) -> list[Draft]:
     """Drafts for one paragraph: one per token-bounded segment, cut between sentences."""
-    pieces = segment_text(paragraph.text, options.max_chunk_tokens, options.encoding)
+    pieces = segment_text(
+        paragraph.text, options.max_chunk_tokens, options.encoding, min_tokens=options.min_chunk_tokens
+    )
     return [
         Draft(
             locator=f"{paragraph.locator}/part={index}",

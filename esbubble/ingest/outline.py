@@ -71,13 +71,16 @@ class Outline:
             )
         )
 
-    def table(self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]]) -> None:
+    def table(
+        self, headers: Sequence[str], rows: Sequence[tuple[int, Sequence[str]]], *, caption: str = ""
+    ) -> None:
         """One table: ``rows`` are ``(row number, cell values)``; cells are paired with ``headers``. A
         table of its header row alone (a one-row note box, ``Warning | Never weld …``) is that row's
-        text: there are no values for it to name. A row that repeats the header is not a row."""
+        text: there are no values for it to name. A row that repeats the header is not a row. The
+        table's ``caption`` is a step of its rows' context, below the heading path."""
         if not rows and any(headers):
             headers, rows = [], [(1, headers)]
-        context = chunk_context(self.title, self.path, headers)
+        context = chunk_context(self.title, [*self.path, caption], headers)
         number = self._next_table()
         table = [
             (row, [Cell(headers[i] if i < len(headers) else "", v) for i, v in enumerate(values) if v])
@@ -89,12 +92,12 @@ class Outline:
         for row, cells in table:
             self._row(number, row, cells, context, key=key)
 
-    def record(self, rows: Sequence[Sequence[str]]) -> None:
+    def record(self, rows: Sequence[Sequence[str]], *, caption: str = "") -> None:
         """One key-value table (``Description: | …``, ``Type: | String``): a single record, read as
         one row ``Label: value; …`` numbered 1, whose context names the labels as a table's does
-        its column headers."""
+        its column headers (and its ``caption``, as a table's)."""
         cells = [label_value(values) for values in rows if any(values)]
-        context = chunk_context(self.title, self.path, [cell.header for cell in cells])
+        context = chunk_context(self.title, [*self.path, caption], [cell.header for cell in cells])
         self._row(self._next_table(), 1, cells, context)
 
     def _next_table(self) -> int:

@@ -593,7 +593,9 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     line that, its page number aside, opens or closes at least three pages
     (every page of a shorter document), or one that opens or closes with the
     page's own number (``page_offset``) and is not set as a heading: a
-    chapter that starts on its page number's page keeps its ``1 Introduction``.
+    chapter that starts on its page number's page keeps its ``1 Introduction``,
+    while a bold footer closing the page (``3.4. /memory node 22``) goes, as no
+    heading is a page's last line.
     So is a line that says ``Page N of M`` among a page's first or last three
     lines (``2019-02-22 Version 1.0 Page 3 of 25`` under a two-line header),
     N following the pages and M the same on at least three of them, and a
@@ -640,7 +642,11 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
         edges = {id(line) for line in page_edges}
 
         def furniture(
-            line: _Line, edges: set[int] = edges, leaders: set[int] = leaders, index: int = index
+            line: _Line,
+            edges: set[int] = edges,
+            leaders: set[int] = leaders,
+            index: int = index,
+            last: _Line | None = lines[-1] if lines else None,
         ) -> bool:
             if id(line) in leaders or id(line) in titled or id(line) in paged:
                 return True
@@ -648,8 +654,11 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
                 return False
             key = _furniture_key(line)
             running = len(pages) > 1 and bool(key) and repeats[key] >= needed
+            # a heading is never a page's last line: one there with the page's number is its footer
             numbered = (
-                offset is not None and _edge_number(line) == index + offset and not _is_heading(line, body)
+                offset is not None
+                and _edge_number(line) == index + offset
+                and (not _is_heading(line, body) or line is last)
             )
             return running or numbered or bool(_PAGE_NUMBER.match(line.text))
 

@@ -8,11 +8,14 @@ a sentence longer than the limit is cut between words, and a "word" longer
 than the limit (a URL, a hash) between characters, so every piece fits. What
 comes before such a sentence goes with it when it is short (a table's caption
 before its rows), and its last words lead the next piece, which the sentences
-after it fill, so no piece is a fragment of a few tokens. A list item
+after it fill, so no piece is a fragment of a few tokens. A piece under
+``min_tokens`` (a paragraph's, ``min_chunk_tokens``) is filled with the next
+item's first sentences, or, last, takes the sentences before it. A list item
 running on inside a paragraph (``○ diminish (float): …``) is not cut when it
-fits in a piece, nor is a numbered item opening a line of a paragraph that
-keeps its lines (an agreement's clauses in Markdown or plain text) or the
-paragraph a short fragment was joined to (``fragments.join``: a new line).
+fits in a piece, nor is a numbered or bulleted item opening a line of a
+paragraph that keeps its lines (an agreement's clauses, a tight list, in
+Markdown or plain text) or the paragraph a short fragment was joined to
+(``fragments.join``: a new line).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ _ITEM_START = re.compile(rf" (?=[{BULLETS}] )")
 # Where a numbered item starts in a paragraph that keeps its lines (Markdown, plain text), or after
 # a fragment joined to it (``fragments.join``, any format): a line opening with its number (``4. ``,
 # ``4) ``), as an agreement numbers its clauses.
-_LINE_ITEM = re.compile(r"\n(?=[ \t]*\d{1,3}[.)][ \t]+\S)")
+_LINE_ITEM = re.compile(r"\n(?=[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]+\S)(?![ \t]*\*.*\*[ \t]*$)", re.MULTILINE)
 # A unit too long for one piece is cut between words anyway; what comes before it in the piece being
 # filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
 # the table's rows read as one sentence), rather than stand alone as a piece of a few tokens.
@@ -91,35 +94,63 @@ def _split_chars(word: str, max_tokens: int, encoding: str) -> list[str]:
 
 
 def pack(
-    units: list[str], max_tokens: int, encoding: str, *, joiner: str = " ", lead: bool = False
+    units: list[str],
+    max_tokens: int,
+    encoding: str,
+    *,
+    joiner: str = " ",
+    lead: bool = False,
+    min_tokens: int = 0,
 ) -> list[str]:
     """Greedily join consecutive units with ``joiner`` into pieces of at most ``max_tokens``.
 
-    A unit that alone exceeds the limit is split further (words, then characters); with ``lead``
-    (sentences, not words), a fragment before it goes with it (``_LEAD_SHARE``).
+    A unit that alone exceeds the limit is split further (words, then characters). With ``lead``
+    (sentences or list items, not words), a fragment (``_LEAD_SHARE``) before an over-long unit goes
+    with it; a piece under ``min_tokens`` before a unit it does not fit with is filled with that
+    unit's first sentences, and a last piece under ``min_tokens`` takes the units it follows from
+    the piece before, where they fit.
     """
     pieces: list[str] = []
-    current = ""
+    current: list[str] = []  # the units of the piece being filled
+    before: list[str] = []  # the units of the piece filled last, while it is whole units
+
+    def fragment(units: list[str]) -> bool:
+        return lead and bool(units) and count_tokens(joiner.join(units), encoding) * _LEAD_SHARE < max_tokens
+
+    def short(units: list[str]) -> bool:
+        return lead and bool(units) and count_tokens(joiner.join(units), encoding) < min_tokens
+
     for unit in units:
         if count_tokens(unit, encoding) > max_tokens:
             # a fragment (``Table 5.``) leads the unit it comes before
-            fragment = lead and bool(current) and count_tokens(current, encoding) * _LEAD_SHARE < max_tokens
-            if current and not fragment:
-                pieces.append(current)
+            leads = fragment(current)
+            if current and not leads:
+                pieces.append(joiner.join(current))
             # the unit's last piece, the end of a sentence cut between words, is filled on with the
             # units after it, not left a fragment (``into the VPC within a network boundary.``)
-            whole = f"{current}{joiner}{unit}" if fragment else unit
-            *done, current = _split_long(whole, max_tokens, encoding)
+            *done, last = _split_long(joiner.join([*current, unit]) if leads else unit, max_tokens, encoding)
             pieces.extend(done)
+            current, before = [last], []
             continue
-        candidate = f"{current}{joiner}{unit}" if current else unit
-        if count_tokens(candidate, encoding) <= max_tokens:
-            current = candidate
+        if count_tokens(joiner.join([*current, unit]), encoding) <= max_tokens:
+            current.append(unit)
+        elif short(current) and len(sentences := split_sentences(unit)) > 1:
+            # a short piece (a list item of a few words) is filled with the next unit's first sentences
+            *done, last = pack([joiner.join(current), *sentences], max_tokens, encoding, joiner=joiner)
+            pieces.extend(done)
+            current, before = [last], []
         else:
-            pieces.append(current)
-            current = unit
+            pieces.append(joiner.join(current))
+            current, before = [unit], current
+    # a short last piece (``- T1078.004: Cloud Accounts``) takes units from the one before
+    while short(current) and len(before) > 1 and pieces and pieces[-1] == joiner.join(before):
+        moved = [before[-1], *current]
+        if count_tokens(joiner.join(moved), encoding) > max_tokens or short(before[:-1]):
+            break
+        before, current = before[:-1], moved
+        pieces[-1] = joiner.join(before)
     if current:
-        pieces.append(current)
+        pieces.append(joiner.join(current))
     return pieces
 
 
@@ -130,8 +161,11 @@ def _split_long(unit: str, max_tokens: int, encoding: str) -> list[str]:
     return _split_chars(unit, max_tokens, encoding)
 
 
-def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> list[str]:
-    """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences.
+def segment_text(
+    text: str, max_tokens: int, encoding: str = "o200k_base", *, min_tokens: int = 0
+) -> list[str]:
+    """Split ``text`` into pieces of at most ``max_tokens`` tokens, cutting between sentences, and of
+    ``min_tokens`` or more where the sentences and items around a short one allow (``pack``).
 
     A list item that fits in a piece is not cut: one running on inside the paragraph
     (``_ITEM_START``), or a numbered one opening a line of it (``_LINE_ITEM``). The pieces are
@@ -148,8 +182,8 @@ def segment_text(text: str, max_tokens: int, encoding: str = "o200k_base") -> li
         item for line in _LINE_ITEM.split(text) for item in _ITEM_START.split(normalise_space(line)) if item
     ]
     if len(items) == 1:  # no list items: the text is over the limit, counted above
-        return pack(split_sentences(flat), max_tokens, encoding, lead=True)
+        return pack(split_sentences(flat), max_tokens, encoding, lead=True, min_tokens=min_tokens)
     units: list[str] = []
     for item in items:
         units.extend([item] if count_tokens(item, encoding) <= max_tokens else split_sentences(item))
-    return pack(units, max_tokens, encoding, lead=True)
+    return pack(units, max_tokens, encoding, lead=True, min_tokens=min_tokens)

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
+from openpyxl.utils.escape import unescape
 from openpyxl.utils.exceptions import InvalidFileException
 
 from esbubble.core.named import CONTEXT_PART, ROW_JOINER
@@ -177,7 +178,8 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
             merges.setdefault(rng.min_row, []).append((rng.min_col, rng.max_col))
 
     def put(row: int, col: int, raw: object, fmt: str) -> None:
-        text = render_value(raw, fmt)
+        # a character XML cannot hold is written as its code, ``_x000D_`` (a carriage return)
+        text = render_value(unescape(raw) if isinstance(raw, str) else raw, fmt)
         if text:
             rows.setdefault(row, {})[col] = text
             if isinstance(raw, str):
