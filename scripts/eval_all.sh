@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The twenty-one query sets (twenty of real documents, the sample job) at budgets 400 and 800, each with
+# The twenty-two query sets (twenty-one of real documents, the sample job) at budgets 400 and 800, each with
 # the engine_topk baseline row, and at 400 a budget sweep from 200 to 3000 tokens (every variant on
 # the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
@@ -68,6 +68,10 @@
 #     bylaws in Markdown, a 7-sheet maturity assessment workbook with text boxes, a Word software
 #     requirements specification (the first set's), a PDF protocol specification), default profile,
 #     index esbubble-realdocs20;
+#   - the twenty-first real-document set (data/realdocs21, questions written blind; a research
+#     platform's terms of use in Markdown, a 3-sheet units-of-measure code list workbook, a Word
+#     instrument-protocol specification, a PDF devicetree specification), default profile, index
+#     esbubble-realdocs21;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -78,7 +82,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
