@@ -362,7 +362,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     outline = Outline(_title(document, path), path.name, options, bucket=_BUCKET)
     numbers = ListNumbers(document)
     listing: list[str] = []  # the lines of the code listing being read
-    captions: list[str] = []  # a caption read right before: the next table's, if a table comes next
+    captions: list[str] = []  # the caption just read (at most one): the next block's, if it is a table
 
     def end_listing() -> None:
         if listing:

@@ -39,9 +39,11 @@ BULLETS = "\u2022\u2023\u25a0\u25aa\u25cb\u25cf\u25e6\u2219"
 # Where a list item starts inside a paragraph whose items run on (``● fractal3d : … ○ amplitude (float):
 # … ○ octaves (integer): …``): before a bullet and its space.
 _ITEM_START = re.compile(rf" (?=[{BULLETS}] )")
-# Where a numbered item starts in a paragraph that keeps its lines (Markdown, plain text), or after
-# a fragment joined to it (``fragments.join``, any format): a line opening with its number (``4. ``,
-# ``4) ``), as an agreement numbers its clauses.
+# Where a numbered or bulleted item starts in a paragraph that keeps its lines (Markdown, plain text),
+# or after a fragment joined to it (``fragments.join``, any format): a line opening with its number
+# (``4. ``, ``4) ``), as an agreement numbers its clauses, or with a bullet (``- ``, ``* ``, ``+ ``), as
+# a tight list sets its items; not a line framed by asterisks (``*  Covered Software is …  *``),
+# which is a line of a box.
 _LINE_ITEM = re.compile(r"\n(?=[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]+\S)(?![ \t]*\*.*\*[ \t]*$)", re.MULTILINE)
 # A unit too long for one piece is cut between words anyway; what comes before it in the piece being
 # filled goes with it when under this share of the limit (a table's caption, ``Table 5.``, before
