@@ -84,7 +84,6 @@ _BODY_LEVEL = 9
 _STYLE_DEPTH = 10  # styles followed up a based-on chain (Word's are short; a loop ends here)
 _VERT_ALIGN = qn("w:vertAlign")
 _SYM, _SYM_FONT, _SYM_CHAR = qn("w:sym"), qn("w:font"), qn("w:char")
-_FONTS, _ASCII_FONT, _HANSI_FONT = qn("w:rFonts"), qn("w:ascii"), qn("w:hAnsi")
 # A symbol font's codes typed as text in a run set in that font (a Wingdings arrow, U+F0E0)
 _PRIVATE_USE = re.compile("[\uf020-\uf0ff]")
 _ROWS_APART = " / "  # between the rows of a table read into a cell's text
@@ -180,10 +179,9 @@ def _run_text(run: Any) -> str:
 
 
 def _run_font(run: Any) -> str:
-    """The font a run sets for its text (``w:rFonts``), if it sets one."""
+    """The font a run sets for its text (``w:rFonts``, read by python-docx), if it sets one."""
     properties = run.rPr
-    fonts = properties.find(_FONTS) if properties is not None else None
-    return (fonts.get(_ASCII_FONT) or fonts.get(_HANSI_FONT) or "") if fonts is not None else ""
+    return (properties.rFonts_ascii or properties.rFonts_hAnsi or "") if properties is not None else ""
 
 
 def _paragraph_text(paragraph: Paragraph) -> str:

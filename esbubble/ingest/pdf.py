@@ -265,12 +265,14 @@ def _body_style(pages: list[list[_Line]]) -> tuple[float, bool]:
 
 def _is_heading(line: _Line, body: tuple[float, bool]) -> bool:
     """A line set larger than the body, or bold when the body is not; never a list item or a line
-    that runs on (``Takes a payload byte se-``, ``A handshake pattern consists of:``)."""
-    if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text) or _code(line) or _labelled(line):
+    that runs on (``Takes a payload byte se-``, ``A handshake pattern consists of:``), nor code or a
+    label with its value (tested last: most lines are body text, set as no heading is)."""
+    if len(line.text) > _MAX_HEADING_CHARS or _RUNS_ON.search(line.text):
         return False
-    if line.size >= body[0] * _HEADING_SCALE:
-        return True
-    return line.bold and not body[1] and line.size >= body[0] and not _row_in_cells(line)
+    set_as_heading = line.size >= body[0] * _HEADING_SCALE or (
+        line.bold and not body[1] and line.size >= body[0] and not _row_in_cells(line)
+    )
+    return set_as_heading and not _code(line) and not _labelled(line)
 
 
 def _code(line: _Line) -> bool:
