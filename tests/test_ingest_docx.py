@@ -200,6 +200,34 @@ def test_a_header_row_repeated_inside_a_table_is_not_a_row(tmp_path: Path) -> No
     ]
 
 
+def test_a_group_header_over_column_names_heads_each_column(tmp_path: Path) -> None:
+    """A header cell spanning columns (``Behavior``) over a second header row of their names reads as
+    ``Group Name`` per column; a name merged down both rows keeps its own; a data cell is paired with
+    the header of its own grid column; the two header rows repeated after a page break are no rows.
+    Without this the second header row was a row and the group's values went unnamed."""
+    document = docx.Document()
+    table = document.add_table(rows=5, cols=4)
+    table.cell(0, 0).merge(table.cell(1, 0)).text = "Control code"
+    table.cell(0, 1).merge(table.cell(0, 3)).text = "Behavior"
+    for column, name in enumerate(("Remote", "Lockout", "Local"), start=1):
+        table.cell(1, column).text = name
+    for column, value in enumerate(("1 - Enable remote", "T", "nc", "F")):
+        table.cell(2, column).text = value
+    table.cell(3, 0).text = "Control code"
+    for column, name in enumerate(("Remote", "Lockout", "Local"), start=1):
+        table.cell(3, column).text = name
+    table.cell(4, 0).text = "2 - Go to local"
+    table.cell(4, 1).merge(table.cell(4, 2)).text = "nc"
+    table.cell(4, 3).text = "T"
+    document.save(str(tmp_path / "modes.docx"))
+    chunks = read_document(tmp_path / "modes.docx", OPTIONS, doc_id="modes.docx")
+    assert [(c.row_number, c.text) for c in chunks] == [
+        (3, "Control code: 1 - Enable remote; Behavior Remote: T; Behavior Lockout: nc; Behavior Local: F"),
+        (5, "Control code: 2 - Go to local; Behavior Remote: nc; Behavior Local: T"),
+    ]
+    assert chunks[0].context.endswith("| Control code, Behavior Remote, Behavior Lockout, Behavior Local")
+
+
 def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
     """``2`` followed by a superscript ``8`` is 2 to the 8th, not twenty-eight; a superscript after a
     word (a footnote mark) or an ordinal's ``th`` is left as it was."""

@@ -9,7 +9,9 @@ its header when it has at least two non-empty cells, none of them is a
 sentence and its first cell is no number alone (``is_header_row``: a field
 table starting with its first field, or an error table with its first code,
 ``400 | Bad Request``, has no header); each further row is a
-chunk ``Header: value; …`` with ``row_number`` its row in the table. A table of
+chunk ``Header: value; …`` with ``row_number`` its row in the table. A
+header cell spanning columns over a second header row of their names is a
+group: each column reads ``Group Name`` (``_grouped_header``). A table of
 one column is a box around text (a code sample, a request and its response):
 one row of all its text. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
@@ -273,25 +275,53 @@ def _table_text(table: Table) -> str:
 
 
 def _rows(table: Table, *, tables: bool = False) -> list[list[str]]:
-    """Each row's cell texts, a cell spanning columns once (as python-docx's ``_Row.cells`` gives
-    them, read from the XML so that rows and cells in content controls count). A cell merged with
-    the one above (``w:vMerge`` continued) repeats that cell's text. With ``tables``, a table set in
-    a cell is read into its text (``_cell_text``)."""
-    rows: list[list[str]] = []
+    """Each row's cell texts, a cell spanning columns once (``_grid_rows``)."""
+    return [[text for _, _, text in cells] for cells in _grid_rows(table, tables=tables)]
+
+
+def _grid_rows(table: Table, *, tables: bool = False) -> list[list[tuple[int, int, str]]]:
+    """Each row's cells as ``(first grid column, columns spanned, text)``, a cell spanning columns
+    once (as python-docx's ``_Row.cells`` gives them, read from the XML so that rows and cells in
+    content controls count). A cell merged with the one above (``w:vMerge`` continued) repeats that
+    cell's text. With ``tables``, a table set in a cell is read into its text (``_cell_text``)."""
+    rows: list[list[tuple[int, int, str]]] = []
     above: dict[int, str] = {}  # the text of each cell of the row above, by its first grid column
     for tr in _unwrapped(table._tbl, (_TR,)):
-        values: list[str] = []
-        starts: dict[int, str] = {}
+        cells: list[tuple[int, int, str]] = []
         column = tr.grid_before
         for tc in _unwrapped(tr, (_TC,)):
             merged = tc.vMerge == "continue"  # the cell above goes on down into this one
             text = above.get(column, "") if merged else normalise_space(_cell_text(tc, table, tables=tables))
-            values.append(text)
-            starts[column] = text
+            cells.append((column, tc.grid_span, text))
             column += tc.grid_span
-        rows.append(values)
-        above = starts
+        rows.append(cells)
+        above = {start: text for start, _, text in cells}
     return rows
+
+
+def _grouped_header(top: list[tuple[int, int, str]], sub: list[tuple[int, int, str]]) -> list[str] | None:
+    """The header of each grid column when a table's first two rows are a group header over its
+    column names (``top``, ``sub``: ``_grid_rows``), else None.
+
+    That is so when both rows are header rows (``is_header_row``), a cell of the first spans
+    columns, and the second has more cells. A column under a group reads ``Group Name``
+    (``Behavior RemoteEnable``, ``Matched Count``), as a workbook's two header rows do; a column
+    whose name spans both rows (merged down, so the second row repeats it) or is in one of them
+    only reads that name.
+    """
+    if not any(span > 1 for _, span, _ in top) or len(sub) <= len(top):
+        return None
+    if not (is_header_row([text for *_, text in top]) and is_header_row([text for *_, text in sub])):
+        return None
+    width = max(start + span for start, span, _ in (*top, *sub))
+    groups = [""] * width
+    for start, span, text in top:
+        groups[start : start + span] = [text] * span
+    headers = list(groups)
+    for start, _, text in sub:
+        group = groups[start]
+        headers[start] = f"{group} {text}" if group and text and text != group else text or group
+    return headers
 
 
 def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
@@ -311,17 +341,39 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
         outline.record(_rows(table, tables=True), caption=caption)
         return
     else:
-        headers: list[str] = []
-        start = 0
-        if rows and is_header_row(rows[0]):
-            headers, start = rows[0], 1
-        outline.table(
-            headers, [(number + 1, rows[number]) for number in range(start, len(rows))], caption=caption
-        )
+        grid = _grid_rows(table)
+        grouped = _grouped_header(grid[0], grid[1]) if len(grid) > 2 else None
+        if grouped is not None:
+            outline.table(grouped, _on_grid(grid, rows[:2], len(grouped)), caption=caption)
+        else:
+            headers: list[str] = []
+            start = 0
+            if rows and is_header_row(rows[0]):
+                headers, start = rows[0], 1
+            outline.table(
+                headers, [(number + 1, rows[number]) for number in range(start, len(rows))], caption=caption
+            )
     for tr in _unwrapped(table._tbl, (_TR,)):
         for tc in _unwrapped(tr, (_TC,)):
             for inner in _unwrapped(tc, (_TBL,)):
                 _table(outline, Table(inner, table))
+
+
+def _on_grid(
+    grid: list[list[tuple[int, int, str]]], header: list[list[str]], width: int
+) -> list[tuple[int, list[str]]]:
+    """The rows under a grouped header (``_grouped_header``), each cell's text at its first grid
+    column (so it pairs with that column's header, whatever columns the row merges), numbered as in
+    the table; the header rows repeated further down (after a page break) are not rows."""
+    rows: list[tuple[int, list[str]]] = []
+    for number, cells in enumerate(grid[2:], start=3):
+        if [text for *_, text in cells] in header:
+            continue
+        values = [""] * max(width, max((start + 1 for start, _, _ in cells), default=0))
+        for start, _, text in cells:
+            values[start] = text
+        rows.append((number, values))
+    return rows
 
 
 def _shown_texts(document: Any) -> Iterator[str]:
