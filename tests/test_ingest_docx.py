@@ -200,6 +200,44 @@ def test_a_header_row_repeated_inside_a_table_is_not_a_row(tmp_path: Path) -> No
     ]
 
 
+def test_a_short_line_set_all_in_bold_heads_the_front_matter_after_it(tmp_path: Path) -> None:
+    """Front matter sets its headings in bold Normal text (HiSLIP's ``Warranty``, FMI's ``License of
+    this document``): before the first heading in a heading style, such a line alone over text heads
+    it; bold lines one after another (a title page), a bold sentence, a bold label ending in a colon,
+    a line partly bold, a long bold line, and any bold line after the first styled heading (an API
+    guide's ``Description`` label) stay text."""
+    document = docx.Document()
+    document.add_paragraph().add_run("core Flight Executive").bold = True
+    document.add_paragraph().add_run("Requirements Specification").bold = True
+    document.add_paragraph("Version 5.1")
+    document.add_paragraph().add_run("Warranty").bold = True
+    document.add_paragraph("The authors make no warranty of any kind with regard to this material.")
+    document.add_paragraph().add_run("Note:").bold = True
+    document.add_paragraph().add_run("Every lap is sealed before the inspection.").bold = True
+    mixed = document.add_paragraph()
+    mixed.add_run("Lap").bold = True
+    mixed.add_run(" joints")
+    long = " ".join(["word"] * 11)
+    document.add_paragraph().add_run(long).bold = True
+    document.add_heading("Scope", level=1)
+    document.add_paragraph().add_run("Description").bold = True
+    document.add_paragraph("Waterproof the podium slab.")
+    document.save(str(tmp_path / "front.docx"))
+    chunks = read_document(tmp_path / "front.docx", OPTIONS, doc_id="front.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("front.docx", "core Flight Executive"),
+        ("front.docx", "Requirements Specification"),
+        ("front.docx", "Version 5.1"),
+        ("Warranty", "The authors make no warranty of any kind with regard to this material."),
+        ("Warranty", "Note:"),
+        ("Warranty", "Every lap is sealed before the inspection."),
+        ("Warranty", "Lap joints"),
+        ("Warranty", long),
+        ("Scope", "Description"),
+        ("Scope", "Waterproof the podium slab."),
+    ]
+
+
 def test_a_group_header_over_column_names_heads_each_column(tmp_path: Path) -> None:
     """A header cell spanning columns (``Behavior``) over a second header row of their names reads as
     ``Group Name`` per column; a name merged down both rows keeps its own; a data cell is paired with

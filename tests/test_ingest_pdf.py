@@ -167,6 +167,37 @@ def test_short_pdf_paragraphs_join_within_their_page(tmp_path: Path) -> None:
     assert chunk.chunk_id == chunk_id("n.pdf", "page=1/para=0+1+2/part=0")
 
 
+def test_a_run_set_a_little_above_the_line_is_on_it(tmp_path: Path) -> None:
+    """LaTeX raises the ``+`` of "match+action" 2 points and sets it smaller: read as a line of its
+    own, it cut the sentence into two chunks at every line it opened, the second starting ``+
+    action``. Set right of where the line's last run starts, less than half its size up, it is on
+    the line; a line a full line below is not."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 11)
+    lines = [
+        ("Each packet is processed by a sequence of match", "action tables, each of which"),
+        ("matches on header fields, a parser first extracting them. The", "action part then"),
+    ]
+    y = 40.0
+    for before, after in lines:
+        pdf.set_font("Helvetica", "", 11)
+        pdf.text(20, y, before)
+        x = 20 + pdf.get_string_width(before)
+        pdf.set_font("Helvetica", "", 9)
+        pdf.text(x, y - 0.7, "+")
+        x += pdf.get_string_width("+")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.text(x, y, after)
+        y += 5.0
+    pdf.output(str(tmp_path / "p4.pdf"))
+    [chunk] = read_document(_with_widths(tmp_path / "p4.pdf"), IngestOptions(), doc_id="p4.pdf")
+    assert chunk.text == (
+        "Each packet is processed by a sequence of match+action tables, each of which "
+        "matches on header fields, a parser first extracting them. The+action part then"
+    )
+
+
 def test_words_hyphenated_at_a_line_end_are_whole_again(tmp_path: Path) -> None:
     """Typeset lines break words at the margin; the chunk holds the word, not two halves the engine
     would index as terms no question uses. A compound the document writes with its hyphen keeps it."""
@@ -205,6 +236,8 @@ def test_words_hyphenated_at_a_line_end_are_whole_again(tmp_path: Path) -> None:
         (["the WISH-", "BONE bus"], {"wishbone"}, "the WISHBONE bus"),  # the document writes it whole
         (["4-WSM-", "VALID"], {"valid"}, "4-WSM- VALID"),  # a figure's labels
         (["range 1 -", "9"], set(), "range 1 - 9"),
+        (["the header_-", "instance is"], set(), "the header_instance is"),  # broken after an underscore
+        (["a_-", "- b"], set(), "a_- - b"),
         (["one", "two"], set(), "one two"),
     ],
 )

@@ -3,7 +3,9 @@
 The section is the heading path (``Warranty > Exclusions``), a heading
 with the number Word shows before it (``1.5 High Availability Support``:
 ``numbering``); text before the first heading has the file name as its
-section. The title in each chunk's ``context`` is the document's core
+section; before the first heading, a short line set all in bold alone over
+text heads it (``_bold_title``: front matter's ``Warranty``, ``Abstract``).
+The title in each chunk's ``context`` is the document's core
 title, else the file stem. A table's first row is
 its header when it has at least two non-empty cells, none of them is a
 sentence and its first cell is no number alone (``is_header_row``: a field
@@ -89,6 +91,10 @@ _SYM, _SYM_FONT, _SYM_CHAR = qn("w:sym"), qn("w:font"), qn("w:char")
 # A symbol font's codes typed as text in a run set in that font (a Wingdings arrow, U+F0E0)
 _PRIVATE_USE = re.compile("[\uf020-\uf0ff]")
 _ROWS_APART = " / "  # between the rows of a table read into a cell's text
+# A bold line heading what follows (``_bold_title``): at most this many words, and letters enough
+_TITLE_WORDS = 10
+_MIN_TITLE_LETTERS = 3
+_NOT_TITLE_ENDS = (".", ":", ";", ",", "!", "?")
 _EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 # A code listing's lines: a paragraph style for code (``Code``, ``HTML Preformatted``, ``Source
@@ -200,6 +206,25 @@ def _paragraph_text(paragraph: Paragraph) -> str:
         if text:
             pieces.append(text)
     return "".join(pieces)
+
+
+def _bold_title(paragraph: Paragraph, styles: list[Any], text: str) -> bool:
+    """Whether a paragraph in no heading style may head what follows it: a short line (at most
+    ``_TITLE_WORDS`` words, opening with a letter or digit, not ending as a sentence, a list or a
+    label does) set all in bold. Front matter sets headings so (HiSLIP's ``Warranty``, FMI's
+    ``License of this document``, ``Abstract``), and its text had the file name as its section.
+    Only before the first heading in a heading style: after it, bold lines are the labels of a
+    template (an API guide's ``Description`` over each operation's text, which it would cut from
+    the operation's name) or terms, under the headings that place them."""
+    if len(text.split()) > _TITLE_WORDS or not text[:1].isalnum() or text.endswith(_NOT_TITLE_ENDS):
+        return False
+    if sum(character.isalpha() for character in text) < _MIN_TITLE_LETTERS:
+        return False
+    runs = [run for run in paragraph.runs if run.text.strip()]
+    if not runs:
+        return False
+    style_bold = next((style.font.bold for style in styles if style.font.bold is not None), False)
+    return all(run.bold if run.bold is not None else style_bold for run in runs)
 
 
 def _code_line(paragraph: Paragraph, styles: list[Any]) -> bool:
@@ -413,6 +438,8 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
     numbers = ListNumbers(document)
     listing: list[str] = []  # the lines of the code listing being read
     captions: list[str] = []  # the caption just read (at most one): the next block's, if it is a table
+    titles: list[str] = []  # the bold lines just read (``_bold_title``): a heading if one, over text
+    headed = False  # whether a heading in a heading style has been read
 
     def end_listing() -> None:
         if listing:
@@ -425,9 +452,20 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             outline.paragraph(caption)
         captions.clear()
 
+    def end_titles(*, over_text: bool) -> None:
+        """A bold line alone right over text heads it; bold lines one after another (a title page's
+        ``core Flight Executive`` / ``Software`` / ``Requirements`` …) or over anything else are text."""
+        if over_text and len(titles) == 1:
+            outline.heading(1, titles[0])
+        else:
+            for title in titles:
+                outline.paragraph(title)
+        titles.clear()
+
     for block in _blocks(document):
         if isinstance(block, Table):
             end_listing()
+            end_titles(over_text=False)
             _table(outline, block, caption=captions.pop() if captions else "")
             end_caption()
             continue
@@ -439,19 +477,28 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
         level = heading_level(styles)
         if level is None and _code_line(block, styles):
             end_caption()
+            end_titles(over_text=False)
             listing.append(text)  # a listing is one block, as a Markdown fence is
             continue
         end_listing()
         end_caption()
         if level is None and any(_CAPTION_STYLE.match(style.name or "") for style in styles):
+            end_titles(over_text=False)
             captions.append(f"{number} {text}" if number else text)
             continue
         if level is not None:
+            end_titles(over_text=False)
             outline.heading(level, f"{number} {text}" if number else text)
+            headed = True
             continue
+        if not headed and _bold_title(block, styles, text):
+            titles.append(f"{number} {text}" if number else text)
+            continue
+        end_titles(over_text=True)
         outline.paragraph(text)
     end_listing()
     end_caption()
+    end_titles(over_text=False)
     drafts = block_drafts(outline.blocks, options, default_bucket=_BUCKET)
     if not drafts:
         raise IngestError("document has no text", hint="check that it is not empty")

@@ -56,6 +56,7 @@ _PARAGRAPH_GAP = 1.35
 _HEADING_SCALE = 1.15
 _MAX_HEADING_CHARS = 120
 _SAME_LINE = 1.0
+_SHIFT = 0.5  # a run set beside a line's last run less than this share of its size up or down is on it
 _COLUMN_GAP = 1.5  # a gap between two runs of a line wider than this many font sizes is between cells
 _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font size separates words
 # A heading's number, set apart from its title as a table's cells are (``2.3.1.1    ICCM and DCCM``).
@@ -125,6 +126,7 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
+    start: float | None = None  # where the last run with text starts (x), when it is known
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
     # each run with text: (bold, set in a monospaced font, its text), for ``_code`` and ``_labelled``
@@ -162,6 +164,16 @@ def shown_text(text: str, font_name: str) -> str:
     return text.translate(SYMBOL_SIGNS) if is_symbol_font(font_name) else text
 
 
+def _set_beside(line: _Line, x: float, y: float, size: float) -> bool:
+    """Whether a run of ``size`` at ``(x, y)`` goes on the line, set a little above or below its
+    baseline (less than ``_SHIFT`` of its size) right of where the line's last run starts: a
+    superscript, or an operator LaTeX raises (``match`` ``+`` ``action``: the ``+`` 2 points up was
+    read as a line of its own and cut "match+action" in two at every line it opened, 26 times in the
+    P4 specification). Where the last run ends is no guide: justified text stretches and shrinks its
+    spaces, so a run's glyph widths miss its end by up to a word."""
+    return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * size
+
+
 def _collect_lines(page: Any) -> list[_Line]:
     """The page's text lines, top to bottom, with position, size and boldness.
 
@@ -186,7 +198,9 @@ def _collect_lines(page: Any) -> list[_Line]:
         text = shown_text(text, name)
         for index, piece in enumerate(text.split("\n")):
             line = lines[-1] if lines else None
-            same_line = line is not None and abs(line.y - y) <= _SAME_LINE
+            same_line = line is not None and (
+                abs(line.y - y) <= _SAME_LINE or (index == 0 and _set_beside(line, x, y, size * scale))
+            )
             if not piece.strip():
                 if piece and line is not None and same_line:
                     line.parts.append(piece)  # pypdf's own space between two runs of the line
@@ -206,6 +220,7 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.runs.append((bold, is_monospace(name), piece))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
+            line.start = x if index == 0 else None  # pypdf gives a piece after a line break no place
 
     page.extract_text(visitor_text=visit)
     for line in lines:
@@ -324,10 +339,15 @@ def join_lines(texts: list[str], words: frozenset[str]) -> str:
     ("hard-" / "to-find"). A hyphen before "and"/"or" as a word of its own is left hanging ("pre- and
     post-"). A word in capitals broken at the margin ("WISH-" / "BONE") is whole again when the document
     writes it whole elsewhere and never with the hyphen (a figure's ``-WSM-`` / ``VALID`` stays as it
-    is). Lines that break no word join with a space.
+    is). An identifier LaTeX breaks after an underscore, with a hyphen (``header_-`` / ``instance``),
+    is whole again (``header_instance``). Lines that break no word join with a space.
     """
     joined = texts[0] if texts else ""
     for text in texts[1:]:
+        if joined.endswith("_-") and text[:1].isalnum():
+            # an identifier broken after an underscore (``p4_-`` / ``pe_checksum``)
+            joined = f"{joined[:-1]}{text}"
+            continue
         broken = _BROKEN.search(joined)
         following = _FIRST_WORD.match(text)
         tail = following.group() if following else ""
@@ -525,8 +545,10 @@ def title_tokens(text: str) -> tuple[str, ...]:
     return tuple(token for token in tokens if token not in _TITLE_LABELS)
 
 
-def names_headings(tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], longest: int) -> bool:
-    """Whether ``tokens`` are two or more of the document's heading ``titles`` in a row, numbers
+def names_headings(
+    tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], longest: int, *, least: int = 2
+) -> bool:
+    """Whether ``tokens`` are ``least`` or more of the document's heading ``titles`` in a row, numbers
     between them aside: a running head that names the section and its chapter
     (``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION`` under ``1.2 SDCC Suite Licenses`` in the
     chapter ``Introduction``). ``longest`` is the most tokens a title has."""
@@ -540,7 +562,7 @@ def names_headings(tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], 
         for end in range(start + 1, min(len(tokens), start + longest) + 1):
             if tokens[start:end] in titles:
                 most[end] = max(most[end], most[start] + 1)
-    return most[-1] >= 2
+    return most[-1] >= least
 
 
 def _heading_titles(pages: list[list[_Line]], body: tuple[float, bool]) -> frozenset[tuple[str, ...]]:
@@ -604,7 +626,9 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     line not set as a heading that names two or more of the document's
     headings (``names_headings``: the section and its chapter, ``1.2. SDCC
     SUITE LICENSES CHAPTER 1. INTRODUCTION``), when at least three pages
-    have one: such a head changes with the section and carries no number.
+    have one: such a head changes with the section and carries no number;
+    in such a document, so is one that names a numbered heading alone (the
+    chapter, on its pages before its first section: ``2 HEADERS AND FIELDS``).
     A table-of-contents line is one with a leader of dots, ellipses or middle
     dots (``Introduction ........ 3``, ``2 Introduction……… .. 6``); a page
     that is at least half such lines or index entries, which end in their
@@ -622,15 +646,20 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     body = _body_style(pages)
     titles = _heading_titles(pages, body)
     longest = max((len(title) for title in titles), default=0)
-    titled_pages = [
-        {
-            id(line)
-            for line in lines
-            if not _is_heading(line, body) and names_headings(title_tokens(line.text), titles, longest)
-        }
-        for lines in edge_lines
-    ]
-    titled = set().union(*titled_pages) if sum(map(bool, titled_pages)) >= needed else set()
+
+    def names(line: _Line, least: int) -> bool:
+        tokens = title_tokens(line.text)
+        numbered = least > 1 or (bool(tokens) and tokens[0].isdigit())
+        named = names_headings(tokens, titles, longest, least=least)
+        return numbered and named and not _is_heading(line, body)
+
+    titled_pages = [{id(line) for line in lines if names(line, 2)} for lines in edge_lines]
+    titled: set[int] = set()
+    if sum(map(bool, titled_pages)) >= needed:
+        # such heads name the section and its chapter, or the chapter alone with its number where
+        # no section has begun (``2 HEADERS AND FIELDS`` over the P4 specification's pages)
+        alone = {id(line) for lines in edge_lines for line in lines if names(line, 1)}
+        titled = set().union(*titled_pages) | alone
     paged = _pages_of(pages)
     kept: list[list[_Line]] = []
     for index, (lines, page_edges) in enumerate(zip(pages, edge_lines, strict=True)):
