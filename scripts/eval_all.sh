@@ -72,6 +72,10 @@
 #     platform's terms of use in Markdown, a 3-sheet units-of-measure code list workbook, a Word
 #     instrument-protocol specification, a PDF devicetree specification), default profile, index
 #     esbubble-realdocs21;
+#   - the twenty-second real-document set (data/realdocs22, questions written blind; a preprint
+#     archive's privacy policy in Markdown, a 16-sheet sustainability reporting template workbook, a
+#     Word co-simulation interface specification, a PDF packet-processing language specification),
+#     default profile, index esbubble-realdocs22;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -82,7 +86,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21 realdocs22"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME
