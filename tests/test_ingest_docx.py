@@ -219,7 +219,7 @@ def test_a_short_line_set_all_in_bold_heads_the_front_matter_after_it(tmp_path: 
     mixed.add_run(" joints")
     long = " ".join(["word"] * 11)
     document.add_paragraph().add_run(long).bold = True
-    document.add_heading("Scope", level=1)
+    document.add_heading("Scope", level=2)  # the body's first heading ends the front matter's
     document.add_paragraph().add_run("Description").bold = True
     document.add_paragraph("Waterproof the podium slab.")
     document.save(str(tmp_path / "front.docx"))

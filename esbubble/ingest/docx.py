@@ -355,7 +355,8 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
     of ``attributes``), except in a key-value table: a record is one chunk, and a table in it one of
     its values (mzTab's ``Mandatory`` field, a table of ticks: ``Mandatory: Quantification; Summary:
     ✓; Complete: ✓ / …``)."""
-    rows = _rows(table)
+    grid = _grid_rows(table)
+    rows = [[text for *_, text in cells] for cells in grid]
     if all(len(values) <= 1 for values in rows):
         # A box around text (a code sample; ``Request`` over its ``GET …`` line, ``Response`` over
         # ``200 {…}``), not a table of values: one row of all its text.
@@ -366,7 +367,6 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
         outline.record(_rows(table, tables=True), caption=caption)
         return
     else:
-        grid = _grid_rows(table)
         grouped = _grouped_header(grid[0], grid[1]) if len(grid) > 2 else None
         if grouped is not None:
             outline.table(grouped, _on_grid(grid, rows[:2], len(grouped)), caption=caption)
@@ -488,6 +488,8 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             continue
         if level is not None:
             end_titles(over_text=False)
+            if not headed:
+                outline.up(1)  # the front matter ends: no bold line of it heads the body
             outline.heading(level, f"{number} {text}" if number else text)
             headed = True
             continue

@@ -182,7 +182,8 @@ def _collect_lines(page: Any) -> list[_Line]:
     of a line are joined as they are set: where pypdf gives no space between two, a space goes in
     only when the next starts clear of the end of the one before (``KDE`` and ``The KDE desktop`` in
     two columns), so a word set in two runs for kerning (``Requ`` ``irements``) stays one word.
-    Without the fonts' widths, runs are joined with a space.
+    Without the fonts' widths, runs are joined with a space. A run set a little above or below the
+    line, right of where its last run starts (``_set_beside``: a superscript, a raised sign), is on it.
     """
     lines: list[_Line] = []
 
