@@ -20,9 +20,9 @@ from esbubble.ingest.pdf import (
     _Line,
     drop_furniture,
     heading_path,
+    headings_named,
     join_lines,
     line_text,
-    names_headings,
     run_width,
     shown_text,
     title_tokens,
@@ -572,6 +572,43 @@ def test_a_running_head_that_names_the_section_and_its_chapter_goes(tmp_path: Pa
     assert sum(heads[0] in c.text for c in build(tmp_path / "two.pdf", pages_with_head=2)) == 2
 
 
+def test_a_running_head_that_names_the_chapter_alone_goes_where_heads_name_headings(tmp_path: Path) -> None:
+    """On a chapter's pages before its first section, a LaTeX head names the chapter alone (``2
+    JOINTS``), and it was glued to the page's first text (the P4 specification's ``5 DEPARSING
+    Identifier Exception Event …``). In a document whose heads name section and chapter on at least
+    three pages, a head naming one numbered heading goes too; elsewhere such a line is text."""
+    bodies = [
+        "Every joint is cleaned and primed before the sealant is applied to it.",
+        "Joints wider than the maker allows are filled with a backing rod first.",
+        "The sealant is tooled to a concave face within its working time.",
+        "Tooled joints are left to cure for a day before they are loaded.",
+        "The inspector records every joint that is sealed on the day sheet.",
+    ]
+
+    def build(path: Path, sectioned: int) -> list[Chunk]:
+        pdf = FPDF()
+        for number, body in enumerate(bodies, start=1):
+            pdf.add_page()
+            pdf.set_font("Helvetica", "", 9)
+            head = "2 JOINTS" if number <= 2 else "2.1 SEALING 2 JOINTS"
+            if number <= 2 or number - 2 <= sectioned:
+                pdf.cell(0, 6, head, new_x="LMARGIN", new_y="NEXT")
+                pdf.ln(6)
+            pdf.set_font("Helvetica", "B", 16)
+            if number == 1:
+                pdf.cell(0, 9, "2 Joints", new_x="LMARGIN", new_y="NEXT")
+            if number == 3:
+                pdf.cell(0, 9, "2.1 Sealing", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", "", 11)
+            pdf.multi_cell(0, 6, body, new_x="LMARGIN", new_y="NEXT")
+        pdf.output(str(path))
+        return read_document(path, IngestOptions(min_chunk_tokens=0), doc_id=path.name)
+
+    assert [c.text for c in build(tmp_path / "heads.pdf", sectioned=3)] == bodies
+    # With two pages naming section and chapter, no line is taken for a running head.
+    assert sum("2 JOINTS" in c.text for c in build(tmp_path / "two.pdf", sectioned=2)) == 4
+
+
 @pytest.mark.parametrize(
     ("line", "names"),
     [
@@ -587,7 +624,7 @@ def test_names_headings(line: str, names: bool) -> None:
         title_tokens(heading) for heading in ["1.2 SDCC Suite Licenses", "Introduction", "a", "b"]
     )
     titles = frozenset(t for t in titles if sum(len(w) for w in t if not w.isdigit()) >= 3)
-    assert names_headings(title_tokens(line), titles, max(len(t) for t in titles)) is names
+    assert (headings_named(title_tokens(line), titles, max(len(t) for t in titles)) >= 2) is names
 
 
 def test_an_index_page_goes_whole_and_a_line_ending_in_numbers_stays(tmp_path: Path) -> None:

@@ -301,7 +301,7 @@ def _table_text(table: Table) -> str:
 
 def _rows(table: Table, *, tables: bool = False) -> list[list[str]]:
     """Each row's cell texts, a cell spanning columns once (``_grid_rows``)."""
-    return [[text for _, _, text in cells] for cells in _grid_rows(table, tables=tables)]
+    return [_texts(cells) for cells in _grid_rows(table, tables=tables)]
 
 
 def _grid_rows(table: Table, *, tables: bool = False) -> list[list[tuple[int, int, str]]]:
@@ -324,6 +324,11 @@ def _grid_rows(table: Table, *, tables: bool = False) -> list[list[tuple[int, in
     return rows
 
 
+def _texts(cells: list[tuple[int, int, str]]) -> list[str]:
+    """A grid row's cell texts (``_grid_rows``)."""
+    return [text for *_, text in cells]
+
+
 def _grouped_header(top: list[tuple[int, int, str]], sub: list[tuple[int, int, str]]) -> list[str] | None:
     """The header of each grid column when a table's first two rows are a group header over its
     column names (``top``, ``sub``: ``_grid_rows``), else None.
@@ -336,7 +341,7 @@ def _grouped_header(top: list[tuple[int, int, str]], sub: list[tuple[int, int, s
     """
     if not any(span > 1 for _, span, _ in top) or len(sub) <= len(top):
         return None
-    if not (is_header_row([text for *_, text in top]) and is_header_row([text for *_, text in sub])):
+    if not (is_header_row(_texts(top)) and is_header_row(_texts(sub))):
         return None
     width = max(start + span for start, span, _ in (*top, *sub))
     groups = [""] * width
@@ -356,7 +361,7 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
     its values (mzTab's ``Mandatory`` field, a table of ticks: ``Mandatory: Quantification; Summary:
     ✓; Complete: ✓ / …``)."""
     grid = _grid_rows(table)
-    rows = [[text for *_, text in cells] for cells in grid]
+    rows = [_texts(cells) for cells in grid]
     if all(len(values) <= 1 for values in rows):
         # A box around text (a code sample; ``Request`` over its ``GET …`` line, ``Response`` over
         # ``200 {…}``), not a table of values: one row of all its text.
@@ -392,7 +397,7 @@ def _on_grid(
     the table; the header rows repeated further down (after a page break) are not rows."""
     rows: list[tuple[int, list[str]]] = []
     for number, cells in enumerate(grid[2:], start=3):
-        if [text for *_, text in cells] in header:
+        if _texts(cells) in header:
             continue
         values = [""] * max(width, max((start + 1 for start, _, _ in cells), default=0))
         for start, _, text in cells:

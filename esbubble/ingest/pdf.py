@@ -546,13 +546,11 @@ def title_tokens(text: str) -> tuple[str, ...]:
     return tuple(token for token in tokens if token not in _TITLE_LABELS)
 
 
-def names_headings(
-    tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], longest: int, *, least: int = 2
-) -> bool:
-    """Whether ``tokens`` are ``least`` or more of the document's heading ``titles`` in a row, numbers
-    between them aside: a running head that names the section and its chapter
-    (``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION`` under ``1.2 SDCC Suite Licenses`` in the
-    chapter ``Introduction``). ``longest`` is the most tokens a title has."""
+def headings_named(tokens: tuple[str, ...], titles: frozenset[tuple[str, ...]], longest: int) -> int:
+    """How many of the document's heading ``titles`` ``tokens`` are, in a row, numbers between them
+    aside (0 when they are not made of titles alone): two for a running head that names the section
+    and its chapter (``1.2. SDCC SUITE LICENSES CHAPTER 1. INTRODUCTION`` under ``1.2 SDCC Suite
+    Licenses`` in the chapter ``Introduction``). ``longest`` is the most tokens a title has."""
     # most[i]: the most titles that tokens[:i] is made of, or -1 when it is not made of titles.
     most = [0] + [-1] * len(tokens)
     for start, token in enumerate(tokens):
@@ -563,7 +561,7 @@ def names_headings(
         for end in range(start + 1, min(len(tokens), start + longest) + 1):
             if tokens[start:end] in titles:
                 most[end] = max(most[end], most[start] + 1)
-    return most[-1] >= least
+    return max(most[-1], 0)
 
 
 def _heading_titles(pages: list[list[_Line]], body: tuple[float, bool]) -> frozenset[tuple[str, ...]]:
@@ -625,7 +623,7 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     lines (``2019-02-22 Version 1.0 Page 3 of 25`` under a two-line header),
     N following the pages and M the same on at least three of them, and a
     line not set as a heading that names two or more of the document's
-    headings (``names_headings``: the section and its chapter, ``1.2. SDCC
+    headings (``headings_named``: the section and its chapter, ``1.2. SDCC
     SUITE LICENSES CHAPTER 1. INTRODUCTION``), when at least three pages
     have one: such a head changes with the section and carries no number;
     in such a document, so is one that names a numbered heading alone (the
@@ -648,19 +646,21 @@ def drop_furniture(pages: list[list[_Line]]) -> list[list[_Line]]:
     titles = _heading_titles(pages, body)
     longest = max((len(title) for title in titles), default=0)
 
-    def names(line: _Line, least: int) -> bool:
-        tokens = title_tokens(line.text)
-        numbered = least > 1 or (bool(tokens) and tokens[0].isdigit())
-        named = names_headings(tokens, titles, longest, least=least)
-        return numbered and named and not _is_heading(line, body)
-
-    titled_pages = [{id(line) for line in lines if names(line, 2)} for lines in edge_lines]
+    # Per edge line not set as a heading: how many headings it names, and whether it opens with a number.
+    named = {
+        id(line): (headings_named(tokens, titles, longest), tokens[0].isdigit())
+        for lines in edge_lines
+        for line in lines
+        if not _is_heading(line, body) and (tokens := title_tokens(line.text))
+    }
+    titled_pages = [
+        {id(line) for line in lines if named.get(id(line), (0, False))[0] >= 2} for lines in edge_lines
+    ]
     titled: set[int] = set()
     if sum(map(bool, titled_pages)) >= needed:
         # such heads name the section and its chapter, or the chapter alone with its number where
         # no section has begun (``2 HEADERS AND FIELDS`` over the P4 specification's pages)
-        alone = {id(line) for lines in edge_lines for line in lines if names(line, 1)}
-        titled = set().union(*titled_pages) | alone
+        titled = {key for key, (count, numbered) in named.items() if count >= 2 or (count == 1 and numbered)}
     paged = _pages_of(pages)
     kept: list[list[_Line]] = []
     for index, (lines, page_edges) in enumerate(zip(pages, edge_lines, strict=True)):
