@@ -221,6 +221,29 @@ def test_a_key_value_sheet_reads_label_value_per_row_not_its_first_row_as_header
     assert [c.row_number for c in chunks] == [1, 2, 3, 4, 5]
 
 
+def test_a_notes_sheet_opening_with_a_label_and_its_value_has_no_header_row(tmp_path: Path) -> None:
+    """EFRAG's VSME template opens its Introduction with ``Version:`` | ``1.3.0`` above notes too long
+    for a key-value sheet: taken for the header, it keyed every note ``Version:`` and its value
+    ``1.3.0:``. A label ending in a colon is no column name; a labelled row reads ``Label: value``."""
+    note = "1. Fill in the disclosures on the four worksheets in the white cells framed by a border. " * 2
+    rows: list[list[object]] = [
+        ["Version:", "1.3.0"],
+        ["Publication date:", "11 June 2026"],
+        ["How to use it:"],
+        [note.strip()],
+        ["Basic Module", "Indicates that the disclosure is from the VSME Basic Module."],
+    ]
+    chunks = read_document(_sheet(tmp_path / "n.xlsx", rows), OPTIONS, doc_id="n.xlsx")
+    assert [c.text for c in chunks] == [
+        "Version: 1.3.0",
+        "Publication date: 11 June 2026",
+        "How to use it:",
+        note.strip(),
+        "Basic Module; Indicates that the disclosure is from the VSME Basic Module.",
+    ]
+    assert not any("Version:" in c.context for c in chunks)
+
+
 def test_a_two_column_table_of_numbers_keeps_its_header_row(tmp_path: Path) -> None:
     rows: list[list[object]] = [["Area", "Emissions"], ["Cotswold", 196.4], ["Stroud", 150.2], ["Bath", 96.2]]
     chunks = read_document(_sheet(tmp_path / "t.xlsx", rows), OPTIONS, doc_id="t.xlsx")

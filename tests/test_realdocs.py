@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -140,18 +141,33 @@ JOINED = {
 }
 
 
+# Questions whose phrases a reader change made after the set was written left in several chunks,
+# because the document says them twice word for word: how many chunks hold each phrase (none holds two).
+REPEATED = {
+    # EFRAG's Introduction lost its false header key (``Version:``); Translations repeats its notes (a
+    # row cut in two repeats its English label in the second part)
+    "nf_vsme_xbrl_converter": (2,),
+    "mf_vsme_data_entry_rules": (3, 2),
+    "cs_vsme_licence_vs_rights": (1, 2),
+}
+
+
 @pytest.mark.parametrize("name", sorted(BLIND_SETS))
 def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str) -> None:
     """As the blind sets' SOURCES.md say; the phrases of a two-part question lie in two chunks
-    (``JOINED`` aside)."""
+    (``JOINED`` and ``REPEATED`` aside)."""
     texts = [(chunk.chunk_id, normalise_evidence(chunk.text)) for chunk in set_chunks(name)]
     for case in load_queries(ROOT.parent / name / "queries.jsonl").cases:
         holders = [
             {chunk_id for chunk_id, text in texts if normalise_evidence(phrase) in text}
             for phrase in case.evidence
         ]
-        assert [len(found) for found in holders] == [1] * len(holders), case.id
-        assert len(set().union(*holders)) == (1 if case.id in JOINED else len(holders)), case.id
+        if case.id in REPEATED:
+            assert tuple(len(found) for found in holders) == REPEATED[case.id], case.id
+            assert all(not (a & b) for a, b in itertools.combinations(holders, 2)), case.id
+        else:
+            assert [len(found) for found in holders] == [1] * len(holders), case.id
+            assert len(set().union(*holders)) == (1 if case.id in JOINED else len(holders)), case.id
         # the metric's own matching agrees
         assert gold_recall(set_chunks(name), evidence=case.evidence) == 1.0, case.id
 

@@ -15,7 +15,9 @@ values of the data rows they happen to sit beside. A key-value sheet (a
 workbook's "Metadata" or "Notes" sheet: at most two cells a row, distinct
 short text labels on the left, values mostly text on the right) has no header
 row: each row reads ``Label: value``, so its first row is not taken for the
-column names of all the others. Tables stacked down a sheet under one repeated
+column names of all the others. Nor has a sheet of notes that opens with a
+label and its value (``Version: | 1.3.0``); there, as on any sheet without a
+header, a row opening with a label reads ``Label: value``. Tables stacked down a sheet under one repeated
 header row (several code lists on one sheet) are each read under their own
 header (``_stacked_headers``). A row whose only cell, short text in the first
 column, titles the rows under it (``_group_titles``: a model's ``Nameplate
@@ -259,14 +261,26 @@ def _below_a_block(grid: _Grid, order: list[int]) -> int | None:
     return None
 
 
+def _labelled(grid: _Grid, row: int) -> bool:
+    """A row that opens with a label (``Version:``, ``Syntax:``): text ending in a colon in its first
+    cell, with something after it."""
+    cells = grid.rows[row]
+    first = min(cells)
+    return len(cells) >= 2 and first in grid.texts.get(row, ()) and cells[first].endswith(":")
+
+
 def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
-    """The header row numbers of a sheet and the header text of each column."""
+    """The header row numbers of a sheet and the header text of each column; none on a sheet of notes
+    whose first two cells are a label and its value (``Version: | 1.3.0``: ``_labelled``), not the
+    names of columns."""
     order = list(grid.rows)
     below = _below_a_block(grid, order)
     scan = order[:_HEADER_SCAN_ROWS] if below is None else order[below : below + 1]
     for index, row in enumerate(scan, start=0 if below is None else below):
         if not _is_header_like(grid, row):
             continue
+        if _labelled(grid, row) and len(grid.rows[row]) == 2:
+            return [], {}
         header = dict(grid.rows[row])
         spans = grid.horizontal_merges.get(row, [])
         for lo, hi in spans:
@@ -406,6 +420,9 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
     )
     pairs = grid if key_value else above if header_rows and _is_key_value(above) else None
     read = _label_values(pairs) if pairs is not None else {}
+    if not header_rows and not key_value:  # a label in a row of a sheet without columns names its value
+        labelled = [row for row in grid.rows if _labelled(grid, row)]
+        read = {row: label_value([value for _, value in sorted(grid.rows[row].items())]) for row in labelled}
     groups = _group_titles(grid, header_rows, headers)
     group = ""
     rows: list[_Row] = []
