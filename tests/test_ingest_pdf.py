@@ -10,7 +10,7 @@ from fpdf import FPDF
 from fpdf.fonts import CORE_FONTS_CHARWIDTHS
 from ingest_files import OPTIONS, SAMPLE, make_pdf
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import ArrayObject, NameObject, NumberObject
+from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
 from esbubble.core.tokens import count_tokens
 from esbubble.errors import IngestError
@@ -521,6 +521,82 @@ def test_a_lines_runs_are_joined_as_they_are_set(tmp_path: Path) -> None:
         "Requirements of /var/log, kept per host.",
         "KDE The desktop project.",
     ]
+
+
+def _drawn(path: Path, content: str, form: str = "") -> Path:
+    """A one-page PDF drawn by hand: Helvetica with its widths as ``/F1``; as ``/F2`` a font without
+    widths that sets its code ``f`` as the ``fi`` ligature; ``form`` drawn as a form XObject ``/X1``."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    widths = CORE_FONTS_CHARWIDTHS["helvetica"]
+
+    def font(**entries: Any) -> Any:
+        base = {
+            "/Type": NameObject("/Font"),
+            "/Subtype": NameObject("/Type1"),
+            "/BaseFont": NameObject("/Helvetica"),
+        }
+        return writer._add_object(
+            DictionaryObject({NameObject(k): v for k, v in {**base, **entries}.items()})
+        )
+
+    def stream(text: str, **entries: Any) -> Any:
+        drawn = DecodedStreamObject()
+        drawn.set_data(text.encode("latin-1"))
+        drawn.update({NameObject(k): v for k, v in entries.items()})
+        return writer._add_object(drawn)
+
+    fonts = DictionaryObject({
+        NameObject("/F1"): font(**{
+            "/FirstChar": NumberObject(32),
+            "/Widths": ArrayObject(NumberObject(widths[chr(code)]) for code in range(32, 256)),
+        }),
+        NameObject("/F2"): font(**{"/Encoding": DictionaryObject({
+            NameObject("/Differences"): ArrayObject([NumberObject(ord("f")), NameObject("/fi")]),
+        })}),
+    })  # fmt: skip
+    resources = DictionaryObject({NameObject("/Font"): fonts})
+    if form:
+        box = ArrayObject(NumberObject(edge) for edge in (0, 0, 612, 792))
+        kind = {"/Type": NameObject("/XObject"), "/Subtype": NameObject("/Form")}
+        drawing = stream(form, **kind, **{"/BBox": box, "/Resources": resources})
+        resources[NameObject("/XObject")] = DictionaryObject({NameObject("/X1"): drawing})
+    page[NameObject("/Resources")] = resources
+    page[NameObject("/Contents")] = stream(content)
+    writer.write(path)
+    return path
+
+
+def test_the_letters_after_a_ligature_set_alone_in_a_font_without_widths_go_on_with_its_word(
+    tmp_path: Path,
+) -> None:
+    """The GEDCOM specification (cairo) sets its ``fi`` ligatures in a font of their own that gives no
+    glyph widths: read as word breaks, 42 chunks read ``Specifi cation``, ``fi le``."""
+    content = "BT /F1 11 Tf 72 700 Td (The Speci) Tj /F2 11 Tf (f) Tj /F1 11 Tf (cation of the ) Tj "
+    content += "/F2 11 Tf (f) Tj /F1 11 Tf (le format.) Tj ET"
+    chunks = read_document(_drawn(tmp_path / "l.pdf", content), OPTIONS, doc_id="l.pdf")
+    assert [c.text for c in chunks] == ["The Specification of the file format."]
+
+
+def test_a_heading_number_drawn_after_its_title_in_a_form_of_a_flipped_page_opens_it(tmp_path: Path) -> None:
+    """WeasyPrint (cairo) turns the page's y axis down and draws each heading's number and each list
+    bullet after the text, in a form; pypdf gives the form's text the form's transform without the
+    page's, upside down: the GEDCOM specification's numbers (``1.3.``) fell 600 points and were
+    sections of their own, and its bullets a chunk of bullets (``• •``)."""
+    flipped = "1 0 0 -1 0 792 cm "
+    lines = [(22, 100, 100, "Lines"), (11, 72, 130, "A line is a string of text."),
+             (11, 90, 150, "A level comes first."), (11, 90, 165, "A tag comes next.")]  # fmt: skip
+    content = flipped + " ".join(
+        f"BT /F1 {size} Tf 1 0 0 -1 {x} {y} Tm ({text}) Tj ET" for size, x, y, text in lines
+    )
+    marks = [(22, 72, 100, "1.3. "), (11, 80, 150, "\\267 "), (11, 80, 165, "\\267 ")]
+    form = " ".join(f"BT /F1 {size} Tf 1 0 0 -1 {x} {y} Tm ({text}) Tj ET" for size, x, y, text in marks)
+    path = _drawn(tmp_path / "f.pdf", content + " /X1 Do", form)
+    chunks = read_document(path, IngestOptions(min_chunk_tokens=0), doc_id="f.pdf")
+    assert [c.section for c in chunks] == ["1.3. Lines"]
+    assert (
+        chunks[0].text == "A line is a string of text. \u2022 A level comes first. \u2022 A tag comes next."
+    )
 
 
 def test_run_width_reads_a_simple_fonts_widths() -> None:

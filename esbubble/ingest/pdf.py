@@ -63,6 +63,8 @@ _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font siz
 _SECTION_NUMBER = re.compile(
     r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
 )
+# What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
+_MARKER = re.compile(rf"(?:\d{{1,3}}\.)+|[{BULLETS}]")
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
 _MIN_LEADING = 0.9  # consecutive lines of text are at least about their font size apart
@@ -83,6 +85,10 @@ _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
 _TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                           "\ufb05": "st", "\ufb06": "st",
                           "\u200b": None, "\u2060": None, "\ufeff": None})  # fmt: skip
+# A run that is typeset ligatures alone: a PDF (cairo's) may set them in a font of their own, whose glyph
+# widths are not given, so where the run ends is not known; read as a word break, it made 42 of the
+# GEDCOM specification's chunks read ``Specifi cation``, ``fi le``.
+_LIGATURE_RUN = re.compile("[\ufb00-\ufb06]+")
 # A control character is no text: a glyph whose font gives no character for it reads as its code
 # (the bullet glyph of OCPI's and Theora's LaTeX-made PDFs, ``/a136``, as U+0088; TeX's large braces
 # as U+001A). One of the C1 codes opening a line is the item's bullet; any other is left out.
@@ -126,6 +132,8 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
+    ligature: bool = False  # the last run is a typeset ligature alone, in a font that gives no widths
+    left: float | None = None  # where the line's first run starts (x), when it is known
     start: float | None = None  # where the last run with text starts (x), when it is known
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
@@ -174,6 +182,24 @@ def _set_beside(line: _Line, x: float, y: float, size: float) -> bool:
     return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * size
 
 
+def _marked_line(lines: Sequence[_Line], x: float, y: float, piece: str) -> _Line | None:
+    """The line a heading's number or a list item's bullet drawn after it opens, if any: a run that is
+    only such a marker, set at the height of a line already read and left of where it starts.
+    WeasyPrint draws a heading's counter and a list's bullets after the page's text; read where they
+    came, the GEDCOM specification's numbers were lines of their own, each the section of the
+    chunks after it (``1.3.``), and its bullets a chunk of bullets (``• • • •``)."""
+    if not _MARKER.fullmatch(piece.strip()):
+        return None
+    return next(
+        (
+            line
+            for line in reversed(lines)
+            if abs(line.y - y) <= _SAME_LINE and line.left is not None and x < line.left
+        ),
+        None,
+    )
+
+
 def _collect_lines(page: Any) -> list[_Line]:
     """The page's text lines, top to bottom, with position, size and boldness.
 
@@ -182,14 +208,26 @@ def _collect_lines(page: Any) -> list[_Line]:
     of a line are joined as they are set: where pypdf gives no space between two, a space goes in
     only when the next starts clear of the end of the one before (``KDE`` and ``The KDE desktop`` in
     two columns), so a word set in two runs for kerning (``Requ`` ``irements``) stays one word.
-    Without the fonts' widths, runs are joined with a space. A run set a little above or below the
-    line, right of where its last run starts (``_set_beside``: a superscript, a raised sign), is on it.
+    Without the fonts' widths, runs are joined with a space, save the letters after a ligature set
+    alone in such a font (``Speci`` ``ﬁ`` ``cation``), which go on with its word. A page drawn with
+    its y axis turned down (cairo's) sets its text with a flipped text matrix; pypdf gives text in a
+    form XObject the form's transform without the page's, so such a run would read upside down: it
+    is placed by the page's flipped transform (the GEDCOM specification's heading numbers, ``1.3.``,
+    fell 600 points down the page and named 308 chunks' section alone). A heading number or a bullet
+    drawn after the line it opens goes in front of it (``_marked_line``). A run set a little above or
+    below the line, right of where its last run starts (``_set_beside``: a superscript, a raised
+    sign), is on it.
     """
     lines: list[_Line] = []
+    flipped: list[list[float]] = []  # the last transform under which a flipped text matrix is upright
 
     def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
         if not text:
             return
+        if tm[3] < 0 and cm[3] < 0:
+            flipped[:] = [cm]
+        elif tm[3] * cm[3] < 0 and flipped:
+            cm = flipped[0]  # no page sets text upside down: pypdf gave a form's text the form's transform
         x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
         scale = abs(tm[3] * cm[3]) or 1.0
@@ -198,6 +236,13 @@ def _collect_lines(page: Any) -> list[_Line]:
         bold = "bold" in name.lower()
         text = shown_text(text, name)
         for index, piece in enumerate(text.split("\n")):
+            marked = _marked_line(lines, x, y, piece) if index == 0 else None
+            if marked is not None:
+                marked.parts[:0] = [piece.strip(), " "]
+                marked.styles[(round(size * scale, 1), bold)] += len(piece.strip())
+                marked.runs.insert(0, (bold, is_monospace(name), piece))
+                marked.left = x
+                continue
             line = lines[-1] if lines else None
             same_line = line is not None and (
                 abs(line.y - y) <= _SAME_LINE or (index == 0 and _set_beside(line, x, y, size * scale))
@@ -207,13 +252,16 @@ def _collect_lines(page: Any) -> list[_Line]:
                     line.parts.append(piece)  # pypdf's own space between two runs of the line
                 continue
             if line is None or not same_line:
-                line = _Line(y=y)
+                line = _Line(y=y, left=x if index == 0 else None)
                 lines.append(line)
             elif index == 0 and line.end is not None and x - line.end > _COLUMN_GAP * size * abs(across):
                 line.gaps += 1
                 line.lead = line.lead or line_text(line.parts)
             if line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
-                clear = index > 0 or line.end is None or x - line.end > _WORD_GAP * size * abs(across)
+                if line.end is not None:
+                    clear = index > 0 or x - line.end > _WORD_GAP * size * abs(across)
+                else:  # the letters after a ligature set alone go on with its word (``Speci`` ``ﬁ`` ``ca…``)
+                    clear = index > 0 or not (line.ligature and piece[:1].isalpha())
                 if clear:
                     line.parts.append(" ")
             line.parts.append(piece)
@@ -221,6 +269,7 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.runs.append((bold, is_monospace(name), piece))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
+            line.ligature = width is None and _LIGATURE_RUN.fullmatch(piece) is not None
             line.start = x if index == 0 else None  # pypdf gives a piece after a line break no place
 
     page.extract_text(visitor_text=visit)
