@@ -379,6 +379,33 @@ def test_a_symbol_fonts_code_typed_in_a_run_of_that_font_reads_as_its_sign(tmp_p
     assert chunk.text == "holder of shared lock → succeeds"
 
 
+def test_a_tables_first_row_spanning_it_with_a_few_words_titles_its_rows(tmp_path: Path) -> None:
+    """WMO's CDMS requirements set each requirement in a table under a row of one merged cell,
+    ``Requirement 1``: read as a row, each title was a chunk of two words cut from its identifier
+    and statement (103 of them). It is a step of the rows' context, as a caption is; the rows keep
+    their numbers."""
+    document = docx.Document()
+    document.add_heading("Observation Storage", 1)
+    table = document.add_table(rows=3, cols=2)
+    table.cell(0, 0).merge(table.cell(0, 1)).text = "Requirement 2"
+    for row, values in (
+        (1, ("Identifier", "/req/core/observation-storage")),
+        (2, ("Statement", "The system SHALL store observations.")),
+    ):
+        for column, value in enumerate(values):
+            table.cell(row, column).text = value
+    document.save(str(tmp_path / "titled.docx"))
+    chunks = read_document(tmp_path / "titled.docx", OPTIONS, doc_id="titled.docx")
+    assert [(c.context, c.row_number, c.text) for c in chunks] == [
+        ("titled > Observation Storage > Requirement 2", 2, "Identifier; /req/core/observation-storage"),
+        (
+            "titled > Observation Storage > Requirement 2",
+            3,
+            "Statement; The system SHALL store observations.",
+        ),
+    ]
+
+
 def test_a_caption_right_above_a_table_names_its_rows(tmp_path: Path) -> None:
     """HiSLIP's tables are captioned above (``Table 14 HiSLIP Defined Fatal Error Codes``, in Word's
     ``Caption`` style): each caption was a chunk of a few words, or glued to the end of the paragraph

@@ -354,6 +354,20 @@ def _grouped_header(top: list[tuple[int, int, str]], sub: list[tuple[int, int, s
     return headers
 
 
+def _title_row(grid: list[list[tuple[int, int, str]]]) -> str | None:
+    """The title a table's first row gives it, if any: one cell of a few words (``_TITLE_WORDS``)
+    spanning the whole table, over rows of two or more cells. OGC-style requirement tables open so
+    (``Requirement 1`` over ``Identifier | /req/core/data-model``, ``Statement | The system SHALL
+    …``): read as a row, the title was a chunk of two words cut from what it names, 103 times in
+    WMO's CDMS requirements."""
+    if len(grid) < 2 or len(grid[0]) != 1 or not all(len(cells) >= 2 for cells in grid[1:]):
+        return None
+    (start, span, text), width = grid[0][0], max(start + span for cells in grid for start, span, _ in cells)
+    if start != 0 or span != width or not text or len(text.split()) > _TITLE_WORDS:
+        return None
+    return text
+
+
 def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
     """A table's rows; then the tables set in its cells, each read as a table of its own (an XML
     schema's element table holds the table of its attributes, ``Name | Type | Use | Default``, right
@@ -378,8 +392,11 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
         else:
             headers: list[str] = []
             start = 0
+            title = _title_row(grid)
             if rows and is_header_row(rows[0]):
                 headers, start = rows[0], 1
+            elif title is not None:  # a step of the context, not a row
+                caption, start = f"{caption} {title}".strip(), 1
             outline.table(
                 headers, [(number + 1, rows[number]) for number in range(start, len(rows))], caption=caption
             )
