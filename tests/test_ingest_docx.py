@@ -406,6 +406,22 @@ def test_a_tables_first_row_spanning_it_with_a_few_words_titles_its_rows(tmp_pat
     ]
 
 
+def test_a_paragraph_in_a_heading_style_without_a_letter_heads_nothing(tmp_path: Path) -> None:
+    """WMO's CDMS requirements set a cover's ``1`` in Heading 1: it named the cover table's section."""
+    document = docx.Document()
+    document.add_heading("1", 1)
+    document.add_paragraph("World Meteorological Organization, version 0.5.0, a draft.")
+    document.add_heading("Scope", 1)
+    document.add_paragraph("This document defines the requirements of a climate data system.")
+    document.save(str(tmp_path / "cover.docx"))
+    chunks = read_document(tmp_path / "cover.docx", OPTIONS, doc_id="cover.docx")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("cover.docx", "1"),
+        ("cover.docx", "World Meteorological Organization, version 0.5.0, a draft."),
+        ("Scope", "This document defines the requirements of a climate data system."),
+    ]
+
+
 def test_a_caption_right_above_a_table_names_its_rows(tmp_path: Path) -> None:
     """HiSLIP's tables are captioned above (``Table 14 HiSLIP Defined Fatal Error Codes``, in Word's
     ``Caption`` style): each caption was a chunk of a few words, or glued to the end of the paragraph

@@ -69,6 +69,8 @@ _HEADING = re.compile(r"^Heading (\d)$")
 # Word's caption styles (``Caption``, a house ``TableCaption``): a caption right above a table names it
 _CAPTION_STYLE = re.compile(r"^(?:table\s*)?caption\s*\d*$", re.IGNORECASE)
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+# A letter: a paragraph in a heading style without one (a cover page's ``1``) heads nothing, it is text.
+_LETTER = re.compile(r"[^\W\d_]")
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
 _T = qn("w:t")
@@ -496,7 +498,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             continue
         styles = _styles(block)  # walked once: the heading level, the listing test and numbering read it
         number = numbers.number(block, styles)
-        level = heading_level(styles)
+        level = heading_level(styles) if _LETTER.search(text) else None  # a heading names something
         if level is None and _code_line(block, styles):
             end_caption()
             end_titles(over_text=False)
