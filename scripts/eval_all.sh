@@ -76,10 +76,10 @@
 #     archive's privacy policy in Markdown, a 16-sheet sustainability reporting template workbook, a
 #     Word co-simulation interface specification, a PDF packet-processing language specification),
 #     default profile, index esbubble-realdocs22;
-#   - the twenty-third real-document set (data/realdocs23, questions written blind; a survey form
-#     workbook with its choice lists, a Word climate-data-system requirements draft, a PDF genealogy
-#     data format specification; its Markdown withdrawn for want of a licence), default profile,
-#     index esbubble-realdocs23;
+#   - the twenty-third real-document set (data/realdocs23, questions written blind; a software
+#     project's bylaws in Markdown, a survey form workbook with its choice lists, a Word
+#     climate-data-system requirements draft, a PDF genealogy data format specification), default
+#     profile, index esbubble-realdocs23;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.

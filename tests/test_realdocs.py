@@ -106,11 +106,8 @@ BLIND_SETS = {
     "realdocs20": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs21": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs22": {".pdf", ".md", ".xlsx", ".docx"},
-    "realdocs23": {".pdf", ".xlsx", ".docx"},
+    "realdocs23": {".pdf", ".md", ".xlsx", ".docx"},
 }
-# Questions per category of a blind set that lost a document after it was written: the twenty-third's
-# Markdown (the DEFNA bylaws) states no licence and was withdrawn with its eight questions.
-PER_CATEGORY = {"realdocs23": 6}
 
 
 @pytest.mark.parametrize(("name", "formats"), sorted(BLIND_SETS.items()))
@@ -124,9 +121,8 @@ def test_a_blind_set_is_real_documents_of_four_formats_with_questions_in_every_c
     assert all(f"`{file.name}`" in listed for file in docs.iterdir())
     queries = load_queries(root / "queries.jsonl")
     assert queries.problems == []
-    per_category = PER_CATEGORY.get(name, 8)
-    assert len(queries.cases) == 4 * per_category
-    assert Counter(case.category for case in queries.cases) == dict.fromkeys(CATEGORIES, per_category)
+    assert len(queries.cases) >= 30
+    assert Counter(case.category for case in queries.cases) == dict.fromkeys(CATEGORIES, 8)
     assert all(case.evidence and not case.gold for case in queries.cases)
 
 
