@@ -394,10 +394,9 @@ def _table(outline: Outline, table: Table, *, caption: str = "") -> None:
         else:
             headers: list[str] = []
             start = 0
-            title = _title_row(grid)
             if rows and is_header_row(rows[0]):
                 headers, start = rows[0], 1
-            elif title is not None:  # a step of the context, not a row
+            elif (title := _title_row(grid)) is not None:  # a step of the context, not a row
                 caption, start = f"{caption} {title}".strip(), 1
             outline.table(
                 headers, [(number + 1, rows[number]) for number in range(start, len(rows))], caption=caption

@@ -132,13 +132,17 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
-    ligature: bool = False  # the last run is a typeset ligature alone, in a font that gives no widths
     left: float | None = None  # where the line's first run starts (x), when it is known
     start: float | None = None  # where the last run with text starts (x), when it is known
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
     lead: str = ""  # the line's text before its first such gap
     # each run with text: (bold, set in a monospaced font, its text), for ``_code`` and ``_labelled``
     runs: list[tuple[bool, bool, str]] = field(default_factory=list)
+
+    def take(self, piece: str, style: tuple[float, bool], monospace: bool, *, first: bool = False) -> None:
+        """Count a run's characters in its (size, bold) style and keep the run (``first``: in front)."""
+        self.styles[style] += len(piece.strip())
+        self.runs.insert(0 if first else len(self.runs), (style[1], monospace, piece))
 
 
 def _resolved(value: Any) -> Any:
@@ -239,8 +243,7 @@ def _collect_lines(page: Any) -> list[_Line]:
             marked = _marked_line(lines, x, y, piece) if index == 0 else None
             if marked is not None:
                 marked.parts[:0] = [piece.strip(), " "]
-                marked.styles[(round(size * scale, 1), bold)] += len(piece.strip())
-                marked.runs.insert(0, (bold, is_monospace(name), piece))
+                marked.take(piece, (round(size * scale, 1), bold), is_monospace(name), first=True)
                 marked.left = x
                 continue
             line = lines[-1] if lines else None
@@ -261,15 +264,14 @@ def _collect_lines(page: Any) -> list[_Line]:
                 if line.end is not None:
                     clear = index > 0 or x - line.end > _WORD_GAP * size * abs(across)
                 else:  # the letters after a ligature set alone go on with its word (``Speci`` ``ﬁ`` ``ca…``)
-                    clear = index > 0 or not (line.ligature and piece[:1].isalpha())
+                    alone = _LIGATURE_RUN.fullmatch(line.parts[-1]) is not None
+                    clear = index > 0 or not (alone and piece[:1].isalpha())
                 if clear:
                     line.parts.append(" ")
             line.parts.append(piece)
-            line.styles[(round(size * scale, 1), bold)] += len(piece.strip())
-            line.runs.append((bold, is_monospace(name), piece))
+            line.take(piece, (round(size * scale, 1), bold), is_monospace(name))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
-            line.ligature = width is None and _LIGATURE_RUN.fullmatch(piece) is not None
             line.start = x if index == 0 else None  # pypdf gives a piece after a line break no place
 
     page.extract_text(visitor_text=visit)

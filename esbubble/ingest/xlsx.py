@@ -17,9 +17,9 @@ short text labels on the left, values mostly text on the right) has no header
 row: each row reads ``Label: value``, so its first row is not taken for the
 column names of all the others. Nor has a sheet of notes that opens with a
 label and its value (``Version: | 1.3.0``); there, as on any sheet without a
-header, a row opening with a label reads ``Label: value``. Tables stacked down a sheet under one repeated
-header row (several code lists on one sheet) are each read under their own
-header (``_stacked_headers``). A row whose only cell, short text in the first
+header, a row opening with a label reads ``Label: value``. Tables stacked
+down a sheet under one repeated header row (several code lists on one sheet)
+are each read under their own header (``_stacked_headers``). A row whose only cell, short text in the first
 column, titles the rows under it (``_group_titles``: a model's ``Nameplate
 Ratings`` over its points) reads as itself and is a step of their context.
 Merged cells are read from their top-left
@@ -419,10 +419,13 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
         horizontal_merges={},
     )
     pairs = grid if key_value else above if header_rows and _is_key_value(above) else None
-    read = _label_values(pairs) if pairs is not None else {}
-    if not header_rows and not key_value:  # a label in a row of a sheet without columns names its value
+    if pairs is not None:
+        read = _label_values(pairs)
+    elif not header_rows:  # a label in a row of a sheet without columns names its value
         labelled = [row for row in grid.rows if _labelled(grid, row)]
         read = {row: label_value([value for _, value in sorted(grid.rows[row].items())]) for row in labelled}
+    else:
+        read = {}
     groups = _group_titles(grid, header_rows, headers)
     group = ""
     rows: list[_Row] = []
