@@ -1192,3 +1192,40 @@ def test_a_bold_label_with_its_value_and_a_line_of_code_are_no_headings(tmp_path
     ]
     assert any("Module Identifier: locations" in c.text for c in chunks)
     assert any("PATCH To URL:" in c.text for c in chunks)
+
+
+def test_a_table_drawn_cell_by_cell_reads_row_by_row_and_a_page_column_stays_apart(tmp_path: Path) -> None:
+    """A table drawn cell by cell (cairo's, as WeasyPrint prints HTML tables) sets a cell's wrapped
+    lines before the next cell, which goes back up to the row's first line: each row is one block,
+    its cells in order, also where a row follows the one above as closely as a paragraph's lines
+    do (``BLES``). A page's second column, going back up further than a row's cells do, stays a
+    block of its own."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 14)
+    pdf.text(10, 20, "3.3.1.1. Individual Events")
+    pdf.set_font("Helvetica", "", 11)
+    rows = (
+        (("BARM Bar Mitzvah", "g7:BARM"), ("The ceremonial event held when a Jewish boy", "reaches age 13.")),
+        (("BIRT birth", "g7:BIRT"), ("Entering into life, as a birth", "record tells.")),
+        (("BLES blessing", "g7:BLES"), ("Bestowing divine care.",)),
+    )
+    for top, cells in zip((35, 51, 63), rows, strict=True):
+        for x, lines in zip((10, 70), cells, strict=True):
+            for index, text in enumerate(lines):
+                pdf.text(x, top + 6 * index, text)
+    pdf.add_page()
+    left = [f"The left column goes on in its line number {n} here." for n in range(14)]
+    for index, text in enumerate(left):
+        pdf.text(10, 20 + 6 * index, text)
+    pdf.text(110, 20, "The right column opens at the top of the page.")
+    pdf.output(str(tmp_path / "gedcom.pdf"))
+    chunks = read_document(tmp_path / "gedcom.pdf", IngestOptions(min_chunk_tokens=0), doc_id="g")
+    texts = [c.text for c in chunks]
+    assert texts[:3] == [
+        "BARM Bar Mitzvah g7:BARM The ceremonial event held when a Jewish boy reaches age 13.",
+        "BIRT birth g7:BIRT Entering into life, as a birth record tells.",
+        "BLES blessing g7:BLES Bestowing divine care.",
+    ]
+    assert "The right column opens at the top of the page." in texts
+    assert all(text.startswith("The left column") for text in texts[3:-1])

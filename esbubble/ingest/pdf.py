@@ -20,8 +20,9 @@ row, ``Field Bits Description Access Reset``, known where the fonts give their
 glyphs' widths) is a step of the context of the rows below it, never their
 section, its cells wrapped over two lines read into it (``_header_cells``);
 one bold only in its first cells (a parameter's name) is a row of text
-(``_row_in_cells``). A heading with nothing below it before the next one
-that is not below it is a chunk, so its text is not lost. Text before the
+(``_row_in_cells``). A table drawn cell by cell, each cell's lines before the
+next cell's, is read row by row (``_row_start``). A heading with nothing below
+it before the next one that is not below it is a chunk, so its text is not lost. Text before the
 first heading has the file name as its section. Page numbers, running headers and footers and
 table-of-contents lines are dropped (``drop_furniture``); a word hyphenated
 at a line's end is joined again (``join_lines``). The title in each chunk's
@@ -96,6 +97,7 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
 _CONTROL_BULLET = re.compile(r"^[\x80-\x9f]+\s*(?=\S)")
 _EDGE_LINES = 2
 _FIGURE_JUMPS = 3  # jumps up the page a run of small lines makes when it labels a figure
+_CELL_LINES = 12  # lines a table row drawn cell by cell may go down before its next cell goes back up
 _RUNNING_PAGES = 3
 _CONTENTS_LINES = 3  # listing lines a page needs, besides being half its lines, to be contents
 # What a running head's page number may be: digits anywhere, a roman numeral opening or closing it.
@@ -513,6 +515,23 @@ def _in_cells(line: _Line) -> bool:
     return line.gaps > 1 or (line.gaps == 1 and not _SECTION_NUMBER.fullmatch(line.lead))
 
 
+def _gather_row(blocks: list[tuple[bool, list[str], float, bool]], firsts: list[int], row: int) -> None:
+    """Make the lines from ``row`` on (a table row's cells so far) the last block, of the blocks of a
+    page so far (``firsts``: each one's first line; each line is one text of its block, in order):
+    the block holding ``row`` is cut before it, and the blocks after it are joined to it."""
+    owner = max(number for number, first in enumerate(firsts) if first <= row)
+    if firsts[owner] < row:
+        heading, texts, size, cells = blocks[owner]
+        cut = row - firsts[owner]
+        blocks[owner] = (heading, texts[:cut], size, cells)
+        blocks.insert(owner + 1, (heading, texts[cut:], size, False))
+        firsts.insert(owner + 1, row)
+        owner += 1
+    for block in blocks[owner + 1 :]:
+        blocks[owner][1].extend(block[1])
+    del blocks[owner + 1 :], firsts[owner + 1 :]
+
+
 def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[_Block]:
     """The blocks of one page, in reading order (``words``: see ``join_lines``)."""
     # the body's line spacing: between lines of the body's size, not a figure's small labels or a table's
@@ -531,11 +550,18 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     figures = _figure_runs(lines, headings, body)
     headings = [heading and figure is None for heading, figure in zip(headings, figures, strict=True)]
     blocks: list[tuple[bool, list[str], float, bool]] = []
+    firsts: list[int] = []  # each block's first line
     previous: _Line | None = None
     for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
         figure, before = figures[index], figures[index - 1] if index else None
         if figure is not None and figure == before:
             blocks[-1][1].append(line.text)  # a figure's labels, wherever they sit, are one block
+            previous = line
+            continue
+        row = None if heading or figure is not None else _row_start(lines, index, headings, figures)
+        if row is not None:
+            _gather_row(blocks, firsts, row)
+            blocks[-1][1].append(line.text)
             previous = line
             continue
         gap = previous.y - line.y if previous is not None else 0.0
@@ -555,10 +581,36 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
         )
         if new_block:
             blocks.append((heading, [line.text], line.size, heading and _in_cells(line)))
+            firsts.append(index)
         else:
             blocks[-1][1].append(line.text)
         previous = line
     return [_Block(heading, join_lines(texts, words), size, cells) for heading, texts, size, cells in blocks]
+
+
+def _row_start(
+    lines: Sequence[_Line], index: int, headings: Sequence[bool], figures: Sequence[int | None]
+) -> int | None:
+    """The first line of the table row ``lines[index]`` is the next cell of, if any.
+
+    A table drawn cell by cell (cairo's, as WeasyPrint prints HTML tables) sets each cell's lines
+    before the next cell's, so the next cell goes back up the page to the row's first line and right
+    of every line since. Read as a jump to a new column, each cell was a block of its own: the GEDCOM
+    specification's ``BARM Bar Mitzvah g7:BARM`` was one chunk and ``The ceremonial event held when a
+    Jewish boy reaches age 13.`` another. The row's first line is the first at this line's height of
+    the lines above it that are body text left of it, at most ``_CELL_LINES`` lines up: a page's
+    column goes on for longer."""
+    line = lines[index]
+    if line.left is None or not index or lines[index - 1].y >= line.y - _SAME_LINE:
+        return None
+    start = None
+    for before in range(index - 1, max(index - 1 - _CELL_LINES, -1), -1):
+        left = lines[before].left
+        if headings[before] or figures[before] is not None or left is None or left >= line.left:
+            break
+        if abs(lines[before].y - line.y) <= _SAME_LINE:
+            start = before  # the row's earlier cells opened at this height too: its first line is further up
+    return start
 
 
 def _furniture_key(line: _Line) -> str:
