@@ -80,6 +80,10 @@
 #     project's bylaws in Markdown, a survey form workbook with its choice lists, a Word
 #     climate-data-system requirements draft, a PDF genealogy data format specification), default
 #     profile, index esbubble-realdocs23;
+#   - the twenty-fourth real-document set (data/realdocs24, questions written blind; a hackathon
+#     league's privacy policy in Markdown, a 9-sheet data-dictionary upload template workbook with its
+#     code lists, a Word light-scattering code user manual, a PDF soft-core CPU specification), default
+#     profile, index esbubble-realdocs24;
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
@@ -90,7 +94,7 @@ ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
-REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21 realdocs22 realdocs23"
+REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21 realdocs22 realdocs23 realdocs24"
 mkdir -p "$OUT"
 ESBUBBLE_HOME=$(mktemp -d)
 export ESBUBBLE_HOME

@@ -81,8 +81,8 @@ def test_eval_runs_on_the_set_with_the_default_profile_and_retrieval_finds_every
     assert all(set(per) == set(CATEGORIES) for per in evaluation.recall_by_category.values())
 
 
-# The sets whose questions were written blind (data/realdocs{2,…,23}/SOURCES.md), each with the
-# formats of its documents: realdocs3 and realdocs5 to realdocs23 have the Word document and the
+# The sets whose questions were written blind (data/realdocs{2,…,24}/SOURCES.md), each with the
+# formats of its documents: realdocs3 and realdocs5 to realdocs24 have the Word document and the
 # several-sheet workbook that realdocs2 lacks.
 BLIND_SETS = {
     "realdocs2": {".pdf", ".txt", ".md", ".xlsx"},
@@ -107,6 +107,7 @@ BLIND_SETS = {
     "realdocs21": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs22": {".pdf", ".md", ".xlsx", ".docx"},
     "realdocs23": {".pdf", ".md", ".xlsx", ".docx"},
+    "realdocs24": {".pdf", ".md", ".xlsx", ".docx"},
 }
 
 
@@ -175,7 +176,7 @@ def test_every_evidence_phrase_of_a_blind_set_is_in_exactly_one_chunk(name: str)
 MULTI_SHEET_SETS = [
     "realdocs3", "realdocs5", "realdocs6", "realdocs7", "realdocs8", "realdocs9", "realdocs10", "realdocs11",
     "realdocs12", "realdocs13", "realdocs14", "realdocs15", "realdocs16", "realdocs17", "realdocs18",
-    "realdocs19", "realdocs20", "realdocs21", "realdocs22", "realdocs23",
+    "realdocs19", "realdocs20", "realdocs21", "realdocs22", "realdocs23", "realdocs24",
 ]  # fmt: skip
 
 
