@@ -3,7 +3,7 @@
 #
 #   bash scripts/eval_all.sh [OUT_DIR]     (default OUT_DIR: eval-out)
 #
-# The twenty-two query sets (twenty-one of real documents, the sample job) at budgets 400 and 800, each with
+# The twenty-five query sets (twenty-four of real documents, the sample job) at budgets 400 and 800, each with
 # the engine_topk baseline row, and at 400 a budget sweep from 200 to 3000 tokens (every variant on
 # the same candidates):
 #   - the sample job (data/sample) with its profile (data/sample/profile.toml);
