@@ -515,21 +515,24 @@ def _in_cells(line: _Line) -> bool:
     return line.gaps > 1 or (line.gaps == 1 and not _SECTION_NUMBER.fullmatch(line.lead))
 
 
-def _gather_row(blocks: list[tuple[bool, list[str], float, bool]], firsts: list[int], row: int) -> None:
-    """Make the lines from ``row`` on (a table row's cells so far) the last block, of the blocks of a
-    page so far (``firsts``: each one's first line; each line is one text of its block, in order):
-    the block holding ``row`` is cut before it, and the blocks after it are joined to it."""
-    owner = max(number for number, first in enumerate(firsts) if first <= row)
-    if firsts[owner] < row:
+def _gather_row(blocks: list[tuple[bool, list[str], float, bool]], row: int) -> None:
+    """Make the lines from ``row`` on (a table row's cells so far) the last block of the page's
+    ``blocks`` so far: the block holding ``row`` is cut before it, and the blocks after it are joined
+    to it. Each line so far is one text of its block, in order, so a block's first line is the
+    number of texts before it."""
+    owner, first = 0, 0
+    while first + len(blocks[owner][1]) <= row:
+        first += len(blocks[owner][1])
+        owner += 1
+    if first < row:
         heading, texts, size, cells = blocks[owner]
-        cut = row - firsts[owner]
+        cut = row - first
         blocks[owner] = (heading, texts[:cut], size, cells)
         blocks.insert(owner + 1, (heading, texts[cut:], size, False))
-        firsts.insert(owner + 1, row)
         owner += 1
     for block in blocks[owner + 1 :]:
         blocks[owner][1].extend(block[1])
-    del blocks[owner + 1 :], firsts[owner + 1 :]
+    del blocks[owner + 1 :]
 
 
 def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str]) -> list[_Block]:
@@ -550,7 +553,6 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
     figures = _figure_runs(lines, headings, body)
     headings = [heading and figure is None for heading, figure in zip(headings, figures, strict=True)]
     blocks: list[tuple[bool, list[str], float, bool]] = []
-    firsts: list[int] = []  # each block's first line
     previous: _Line | None = None
     for index, (line, heading) in enumerate(zip(lines, headings, strict=True)):
         figure, before = figures[index], figures[index - 1] if index else None
@@ -560,7 +562,7 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
             continue
         row = None if heading or figure is not None else _row_start(lines, index, headings, figures)
         if row is not None:
-            _gather_row(blocks, firsts, row)
+            _gather_row(blocks, row)
             blocks[-1][1].append(line.text)
             previous = line
             continue
@@ -581,7 +583,6 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
         )
         if new_block:
             blocks.append((heading, [line.text], line.size, heading and _in_cells(line)))
-            firsts.append(index)
         else:
             blocks[-1][1].append(line.text)
         previous = line
