@@ -283,6 +283,41 @@ def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
     assert [c.text for c in chunks] == ["Range 0..2^8-1; see note3, the 0th element; not 28"]
 
 
+_M = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+
+
+def _math(xml: str) -> str:
+    return f"<m:oMath {_M} {_W}>{xml}</m:oMath>"
+
+
+def test_an_equation_reads_as_linear_text(tmp_path: Path) -> None:
+    """Office Math is a tree of math objects, not runs: ADDA's manual lost every equation (``the
+    number of dipoles in a computational box () …``, a numbered equation read as ``(4)`` alone).
+    Each object reads as one would type it: ``^`` a superscript, ``_`` a subscript, ``/`` a
+    fraction, a delimiter with its characters, ``√`` a radical, an n-ary sign before its limits."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("Dipoles in the box (")
+    run = "<m:r><m:t>{}</m:t></m:r>"
+    _runs(paragraph, _math(run.format("N")))
+    paragraph.add_run(") scale as ")
+    _runs(
+        paragraph,
+        _math(
+            f"<m:sSup><m:e>{run.format('N')}</m:e><m:sup>{run.format('3')}</m:sup></m:sSup>"
+            f"<m:sSub><m:e>{run.format('n')}</m:e><m:sub>{run.format('x')}</m:sub></m:sSub>"
+            f"{run.format('=')}<m:f><m:num>{run.format('λ')}</m:num><m:den><m:d>"
+            f'<m:dPr><m:begChr m:val="|"/><m:endChr m:val="|"/></m:dPr><m:e>{run.format("m")}</m:e>'
+            f"</m:d></m:den></m:f>{run.format('+')}<m:rad><m:radPr/><m:deg/><m:e>{run.format('x')}</m:e></m:rad>"
+            f'<m:nary><m:naryPr><m:chr m:val="∑"/></m:naryPr><m:sub>{run.format("i")}</m:sub><m:sup/>'
+            f"<m:e><m:d><m:e>{run.format('a')}</m:e><m:e>{run.format('b')}</m:e></m:d></m:e></m:nary>"
+        ),
+    )
+    paragraph.add_run(".")
+    document.save(str(tmp_path / "math.docx"))
+    chunks = read_document(tmp_path / "math.docx", OPTIONS, doc_id="math.docx")
+    assert [c.text for c in chunks] == ["Dipoles in the box (N) scale as N^3n_x=λ/|m|+√x∑_i(a|b)."]
+
+
 def test_a_code_listing_is_one_block(tmp_path: Path) -> None:
     """A listing's lines, each a paragraph of a code style or set in a monospaced font, are one block
     (as a Markdown fence is), not a chunk per line; text around it stays apart."""

@@ -95,6 +95,29 @@ def test_a_lead_in_joins_the_next_paragraph_whatever_its_length() -> None:
     assert joined.numbers == (1, 2) and joined.locator == "section=S/para=1+2"
 
 
+def test_a_short_label_and_value_line_closes_the_paragraph_before_it() -> None:
+    """ADDA's option list sets each option's default on a line of its own after its description:
+    joined forward, ``Default: sphere`` went with the next option (``Default: sphere -size <arg>
+    Sets the size …``). A short ``Label: value`` line joins the paragraph before it; a lead-in ending
+    with a colon still joins the next."""
+    describe = "Sets shape of the particle, either predefined or read from file, with its parameters."
+    blocks: list[Block] = [
+        _paragraph(1, "-shape <type> [<args>]"),
+        _paragraph(2, describe),
+        _paragraph(3, "Default: sphere"),
+        _paragraph(4, "-size <arg>"),
+        _paragraph(5, LONG),
+        _paragraph(6, "Note: the size is read as:"),
+        _paragraph(7, LONG),
+    ]
+    joined = join_fragments(blocks, 12, "o200k_base")
+    assert [b.text for b in joined if isinstance(b, Paragraph)] == [
+        f"-shape <type> [<args>]\n{describe}\nDefault: sphere",
+        f"-size <arg>\n{LONG}",
+        f"Note: the size is read as:\n{LONG}",
+    ]
+
+
 def test_rows_between_paragraphs_stop_a_join() -> None:
     row = (
         Draft(
@@ -110,7 +133,14 @@ def test_rows_between_paragraphs_stop_a_join() -> None:
 
 
 _TEXTS = st.sampled_from(
-    ["Ok.", "Refs:", "Short line here.", LONG, "A second, longer sentence that states a fact."]
+    [
+        "Ok.",
+        "Refs:",
+        "Short line here.",
+        "Default: none",
+        LONG,
+        "A second, longer sentence that states a fact.",
+    ]
 )
 
 

@@ -578,6 +578,24 @@ def test_the_letters_after_a_ligature_set_alone_in_a_font_without_widths_go_on_w
     assert [c.text for c in chunks] == ["The Specification of the file format."]
 
 
+def test_a_raised_smaller_number_after_a_digit_is_a_power_on_its_line(tmp_path: Path) -> None:
+    """LaTeX raises a 7-point exponent 3.6 points over a 10-point line, more than half its own size:
+    the ZipCPU specification's "between 0 and 2^31 clocks" was cut into two chunks at ``2`` and the
+    next began ``31 clocks``. Measured against the line's size the run is on the line, and a number
+    so set after a digit is a power; a footnote mark after a word stays as it is set."""
+    content = "BT /F1 10 Tf 72 700 Td (If the next interrupt is between 0 and 2) Tj ET "
+    content += "BT /F1 7 Tf 254 703.6 Td (31) Tj ET "
+    content += "BT /F1 10 Tf 264 700 Td ( clocks in the past, it fires at once.) Tj ET "
+    content += "BT /F1 10 Tf 72 688 Td (Writes are ignored by the counter) Tj ET "
+    content += "BT /F1 7 Tf 226 691.6 Td (3) Tj ET "
+    content += "BT /F1 10 Tf 232 688 Td ( and the timer alike.) Tj ET"
+    chunks = read_document(_drawn(tmp_path / "e.pdf", content), OPTIONS, doc_id="e.pdf")
+    assert [c.text for c in chunks] == [
+        "If the next interrupt is between 0 and 2^31 clocks in the past, it fires at once. "
+        "Writes are ignored by the counter 3 and the timer alike."
+    ]
+
+
 def test_a_heading_number_drawn_after_its_title_in_a_form_of_a_flipped_page_opens_it(tmp_path: Path) -> None:
     """WeasyPrint (cairo) turns the page's y axis down and draws each heading's number and each list
     bullet after the text, in a form; pypdf gives the form's text the form's transform without the

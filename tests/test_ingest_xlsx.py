@@ -589,3 +589,78 @@ def test_a_sheets_text_boxes_are_read_after_its_rows(tmp_path: Path) -> None:
     ]
     assert {(c.section, c.sheet_name) for c in chunks} == {("Usage", "Usage")}
     assert chunks[2].chunk_id == chunk_id("w.xlsx", "sheet=Usage/box=2/para=1+2/part=0")
+
+
+def test_a_row_of_data_types_over_the_column_names_is_not_the_header(tmp_path: Path) -> None:
+    """buildingSMART's bSDD upload template opens each sheet with rows labelled in a column of their
+    own (``DataType | Text | Text | Boolean``, ``Example | fruit | …``) over the row of column names.
+    The type row, whose values mostly repeat, keyed the example by types (``Text: fruit``) and made
+    the names a data row; the names are the header, and the labelled rows are records under it."""
+    path = tmp_path / "template.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Class"
+    for row in (
+        [None, "DataType", "Text", "Text", "Text", "Text", "Text", "List of text"],
+        [None, "Required?", "✅", "✅", None, None, None, None],
+        [None, "Example", "fruit", "Fruit", "A ripened ovary", "Food", "Rosales", '["berry"]'],
+        [],
+        [None, None, "Code", "Name", "Definition", "Group", "Order", "Synonyms"],
+        [None, None, "apple", "Apple", "A pome", "Food", "Rosales", '["pome"]'],
+    ):
+        sheet.append(row)
+    book.save(path)
+    chunks = read_document(path, OPTIONS, doc_id="template.xlsx")
+    assert {c.row_number: c.text for c in chunks} == {
+        1: "DataType; Code … Order: Text; Synonyms: List of text",
+        2: "Required?; Code: ✅; Name: ✅",
+        3: "Example; Code: fruit; Name: Fruit; Definition: A ripened ovary; Group: Food; Order: Rosales;"
+        ' Synonyms: ["berry"]',
+        6: 'Code: apple; Name: Apple; Definition: A pome; Group: Food; Order: Rosales; Synonyms: ["pome"]',
+    }
+
+
+def test_lists_side_by_side_read_under_their_names_and_a_web_address_names_no_column(
+    tmp_path: Path,
+) -> None:
+    """bSDD's ``(Enumerations)`` sheet sets one-column lists side by side beside a unit table with
+    an API address over it: each list value read as a word alone (``Material``), and the units
+    were keyed by the address. A one-column list reads under its name; an address is no name."""
+    path = tmp_path / "enums.xlsx"
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "(Enumerations)"
+    for row in (
+        [None, None, None, "https://api.example.org/Unit/v1", None],
+        [],
+        ["ClassType", None, "Units", "Names", "Symbol"],
+        ["Class", None, "cm", "centimeter", "cm"],
+        ["Material", None, "m", "meter", "m"],
+    ):
+        sheet.append(row)
+    for n in range(6, 20):
+        sheet.append([None, None, f"u{n}", f"unit {n}", f"u{n}"])
+    book.save(path)
+    chunks = read_document(path, OPTIONS, doc_id="enums.xlsx")
+    texts = [c.text for c in chunks]
+    assert "Units: cm; Names: centimeter; Symbol: cm" in texts
+    assert texts[-2:] == ["ClassType: Class", "ClassType: Material"]
+
+
+def test_a_note_merged_over_rows_and_columns_is_read_once(tmp_path: Path) -> None:
+    """A README's paragraph merged over a block of cells was read once per row of the block (bSDD's
+    note, four chunks); a category merged down one column still holds for every row it spans."""
+    path = tmp_path / "readme.xlsx"
+    note = "This is an Excel template for upload that has the structure of the classes and properties."
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "README"
+    sheet["A1"] = note
+    sheet.merge_cells("A1:D3")
+    sheet["A5"], sheet["B5"] = "Instructions:", "Fill in the tabs"
+    book.save(path)
+    chunks = read_document(path, OPTIONS, doc_id="readme.xlsx")
+    assert [c.text for c in chunks].count(note) == 1

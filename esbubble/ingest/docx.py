@@ -27,7 +27,8 @@ A paragraph's text is every run Word shows in it, also those wrapped in smart
 tags, tracked insertions, content controls or simple fields (python-docx's
 ``Paragraph.text`` sees only direct runs and hyperlinks, so a glossary term in
 a smart tag or a caption's field-numbered "Table 3" came out empty); text
-boxes inside it (their own paragraphs) and deleted text are not. Word's
+boxes inside it (their own paragraphs) and deleted text are not. An equation
+(Office Math) reads as linear text, ``N^3``, ``λ/(10|m|)`` (``omml``). Word's
 generated tables of contents and figures (styles ``toc 1``-``toc 9``,
 ``TOC Heading``, ``table of figures``) repeat the headings and captions with
 page numbers and are skipped. A code listing, one paragraph per line in a code
@@ -57,6 +58,7 @@ from esbubble.ingest.drafts import Cell, finish
 from esbubble.ingest.fonts import is_monospace
 from esbubble.ingest.fragments import block_drafts
 from esbubble.ingest.numbering import ListNumbers
+from esbubble.ingest.omml import math_text
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline, is_header_row, is_key_value
 from esbubble.ingest.package import check_package
@@ -74,6 +76,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 _GENERATED = re.compile(r"^(toc \d|TOC Heading|table of figures)$", re.IGNORECASE)
 _P = qn("w:p")
 _T = qn("w:t")
+_MATH = qn("m:oMath")
 _TBL = qn("w:tbl")
 _TR = qn("w:tr")
 _TC = qn("w:tc")
@@ -195,14 +198,15 @@ def _run_font(run: Any) -> str:
 
 
 def _paragraph_text(paragraph: Paragraph) -> str:
-    """The text Word shows in the paragraph, runs in any inline wrapper included; an exponent (a
-    superscript number right after a digit) is written ``2^8``, so it does not read as ``28``."""
+    """The text Word shows in the paragraph, runs in any inline wrapper included, equations as linear
+    text (``omml``); an exponent (a superscript number right after a digit) is written ``2^8``, so
+    it does not read as ``28``."""
     p = paragraph._p
     pieces: list[str] = []
-    for run in p.iter(qn("w:r")):
+    for run in p.iter(qn("w:r"), _MATH):
         if not _shown(run, p):
             continue
-        text = _run_text(run)
+        text = math_text(run) if run.tag == _MATH else _run_text(run)
         if pieces and pieces[-1][-1:].isdigit() and _EXPONENT.fullmatch(text) and _superscript(run):
             text = f"^{text}"
         if text:

@@ -6,7 +6,9 @@ length and crowds a bubble. Before paragraphs are cut into chunks, one
 under ``min_chunk_tokens`` joins the next paragraph of the same section
 (repeatedly, until the joined text is long enough); one with no next
 paragraph there joins the previous one. A lead-in ending with a colon
-("The following code:") joins the next paragraph whatever its length. The
+("The following code:") joins the next paragraph whatever its length. A short
+``Label: value`` line (a command option's "Default: sphere", a field's "Type:
+String") states a fact of the paragraph before it, and joins that one. The
 default of 12 tokens was read off real documents: below it are labels,
 lead-ins, page furniture and YAML comments; from about 14 tokens on, most
 paragraphs are whole sentences that state a fact on their own. Table rows are records and never
@@ -16,6 +18,7 @@ only text is a fragment keeps it: there is nothing to join it to.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -23,6 +26,8 @@ from esbubble.core.tokens import count_tokens
 from esbubble.ingest.drafts import Draft, Paragraph, prose_drafts
 from esbubble.ingest.options import IngestOptions
 
+# A short ``Label: value`` line (``Default: sphere``, ``Type: String``) states a fact of what it follows.
+_LABEL_VALUE = re.compile(r"[^\W\d_][\w ()/-]{0,30}: \S(?!.*:\s*$)", re.DOTALL)
 # A reader's output in document order: paragraphs, and table rows already drafted.
 Block = Paragraph | tuple[Draft, ...]
 
@@ -55,6 +60,9 @@ def join_fragments(blocks: Sequence[Block], min_tokens: int, encoding: str) -> l
     def leads_in(paragraph: Paragraph) -> bool:
         return paragraph.text.rstrip().endswith(":") or short(paragraph)
 
+    def closes(paragraph: Paragraph) -> bool:
+        return short(paragraph) and _LABEL_VALUE.match(paragraph.text) is not None
+
     forward: list[Block] = []
     for block in blocks:
         previous = forward[-1] if forward else None
@@ -62,7 +70,7 @@ def join_fragments(blocks: Sequence[Block], min_tokens: int, encoding: str) -> l
             isinstance(previous, Paragraph)
             and isinstance(block, Paragraph)
             and _same_place(previous, block)
-            and leads_in(previous)
+            and (leads_in(previous) or closes(block))
         ):
             forward[-1] = join(previous, block)
         else:

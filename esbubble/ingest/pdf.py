@@ -65,6 +65,7 @@ _SECTION_NUMBER = re.compile(
     r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
 )
 # What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
+_EXPONENT = re.compile(r"[-−]?\d+")  # a raised number after a digit is a power: ``2`` ``31`` reads ``2^31``
 _MARKER = re.compile(rf"(?:\d{{1,3}}\.)+|[{BULLETS}]")
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
@@ -80,6 +81,7 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;)\]\"”]$")
 # them, in a cell left of the note (U+F05A, U+F071). Private Use Area code points mean nothing to a
 # reader of the text, and such a line is neither text nor a heading.
 _ICON_LINE = re.compile(r"[\ue000-\uf8ff\s]+")
+_ICON_LEAD = re.compile(r"^[\ue000-\uf8ff]+\s+")  # a note's icon (a symbol font's code) opening its line
 # How typeset text reads: a ligature as its letters; a zero-width space, word joiner or byte order mark
 # as nothing (Google Docs prints one either side of a code-formatted word, ``a \u200b cms \u200b
 # attribute``: invisible, yet tokens to the tokenizer and a break in a phrase a question quotes).
@@ -184,8 +186,23 @@ def _set_beside(line: _Line, x: float, y: float, size: float) -> bool:
     superscript, or an operator LaTeX raises (``match`` ``+`` ``action``: the ``+`` 2 points up was
     read as a line of its own and cut "match+action" in two at every line it opened, 26 times in the
     P4 specification). Where the last run ends is no guide: justified text stretches and shrinks its
-    spaces, so a run's glyph widths miss its end by up to a word."""
-    return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * size
+    spaces, so a run's glyph widths miss its end by up to a word. The shift is measured against the
+    larger of the run's size and the line's: LaTeX raises a 7-point exponent 3.6 points over a
+    10-point line (``2`` ``31`` in the ZipCPU specification cut a paragraph in two)."""
+    largest = max((style[0] for style in line.styles), default=0.0)
+    return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * max(size, largest)
+
+
+def _raised_exponent(line: _Line, piece: str, y: float, size: float) -> bool:
+    """Whether a run on ``line`` is a power: a number set smaller and raised, right after a digit
+    (``2`` ``31``, as the Word reader writes ``2^31``, not ``2 31``)."""
+    return (
+        bool(line.parts)
+        and y - line.y > _SAME_LINE
+        and size < max((style[0] for style in line.styles), default=0.0)
+        and line.parts[-1].rstrip()[-1:].isdigit()
+        and _EXPONENT.fullmatch(piece.strip()) is not None
+    )
 
 
 def _marked_line(lines: Sequence[_Line], x: float, y: float, piece: str) -> _Line | None:
@@ -222,7 +239,8 @@ def _collect_lines(page: Any) -> list[_Line]:
     fell 600 points down the page and named 308 chunks' section alone). A heading number or a bullet
     drawn after the line it opens goes in front of it (``_marked_line``). A run set a little above or
     below the line, right of where its last run starts (``_set_beside``: a superscript, a raised
-    sign), is on it.
+    sign), is on it; a raised smaller number after a digit is a power (``2^31``). A line of a note's
+    icons alone (a symbol font's codes) is dropped, and so is the icon that opens a line.
     """
     lines: list[_Line] = []
     flipped: list[list[float]] = []  # the last transform under which a flipped text matrix is upright
@@ -262,7 +280,10 @@ def _collect_lines(page: Any) -> list[_Line]:
             elif index == 0 and line.end is not None and x - line.end > _COLUMN_GAP * size * abs(across):
                 line.gaps += 1
                 line.lead = line.lead or line_text(line.parts)
-            if line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
+            shown = piece
+            if index == 0 and _raised_exponent(line, piece, y, size * scale):
+                shown = "^" + piece.strip()
+            elif line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
                 if line.end is not None:
                     clear = index > 0 or x - line.end > _WORD_GAP * size * abs(across)
                 else:  # the letters after a ligature set alone go on with its word (``Speci`` ``ﬁ`` ``ca…``)
@@ -270,7 +291,7 @@ def _collect_lines(page: Any) -> list[_Line]:
                     clear = index > 0 or not (alone and piece[:1].isalpha())
                 if clear:
                     line.parts.append(" ")
-            line.parts.append(piece)
+            line.parts.append(shown)
             line.take(piece, (round(size * scale, 1), bold), is_monospace(name))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
@@ -278,7 +299,7 @@ def _collect_lines(page: Any) -> list[_Line]:
 
     page.extract_text(visitor_text=visit)
     for line in lines:
-        line.text = line_text(line.parts)
+        line.text = _ICON_LEAD.sub("", line_text(line.parts))
         line.size, line.bold = line.styles.most_common(1)[0][0]
     return _header_cells([line for line in lines if line.text and not _ICON_LINE.fullmatch(line.text)])
 

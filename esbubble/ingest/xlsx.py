@@ -24,7 +24,8 @@ column, titles the rows under it (``_group_titles``: a model's ``Nameplate
 Ratings`` over its points) reads as itself and is a step of their context.
 Merged cells are read from their top-left
 cell: a vertical merge repeats the value on every row it spans, a horizontal
-one gives it once. Formulas are read as the cached value Excel saved, an empty
+one gives it once, and so does a block of rows and columns holding prose (a
+README's note, ``_repeats``). Formulas are read as the cached value Excel saved, an empty
 string as an empty cell (``=IF(Q2<>"",0,"")``, as Excel shows it); a
 formula without one (written by a library, never recalculated) is kept as its
 formula text (``=C5*D5``) rather than dropped. Each chunk's ``context`` is the
@@ -76,6 +77,7 @@ _BLOCK_SCAN_ROWS = 40  # how far down a header under a block of metadata rows is
 _MAX_HEADER_CHARS = 60
 _MIN_STACKED_COLUMNS = 3  # a repeated pair of cells may as well be data
 _MIN_KEY_VALUE_ROWS = 3  # two rows could as well be a header and one record
+_URL = re.compile(r"https?://")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 # A cell's content is <f>?<v>? (OOXML CT_Cell): a formula with no value after it has no cached result,
 # nor has one with an empty value (as openpyxl writes formulas), unless the cell's type is ``str``: a
@@ -198,17 +200,43 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
             if raw is None:
                 continue
             head = merged_heads.get((cell.row, cell.column))
-            span = range(head[0], head[1] + 1) if head else range(cell.row, cell.row + 1)
+            span = (
+                range(head[0], head[1] + 1) if head and _repeats(head, raw) else range(cell.row, cell.row + 1)
+            )
             for r in span:
                 put(r, cell.column, raw, cell.number_format)
     return _Grid(rows={r: rows[r] for r in sorted(rows)}, texts=texts, horizontal_merges=merges)
 
 
+def _repeats(merge: tuple[int, int, int, int], raw: object) -> bool:
+    """Whether a merged cell's value holds for every row it spans: a category merged down a column
+    does; a note merged over a block of rows and columns (a README's paragraph) is read once."""
+    _, _, min_col, max_col = merge
+    return max_col == min_col or not (isinstance(raw, str) and len(raw) > _MAX_HEADER_CHARS)
+
+
 def _is_header_like(grid: _Grid, row: int) -> bool:
     cells = grid.rows[row]
-    return (
-        len(cells) >= 2 and grid.text_only(row) and all(len(v) <= _MAX_HEADER_CHARS for v in cells.values())
-    )
+    return len(cells) >= 2 and _names(grid, row)
+
+
+def _names(grid: _Grid, row: int) -> bool:
+    """Whether a row's cells could name columns: short text, no web address (an API's URL over a
+    list is a note, not its name)."""
+    values = grid.rows[row].values()
+    return grid.text_only(row) and all(len(v) <= _MAX_HEADER_CHARS and not _URL.match(v) for v in values)
+
+
+def _list_name(grid: _Grid) -> int | None:
+    """The row that names a one-column list set beside a sheet's table (``ClassType`` over ``Class``,
+    ``Material``, …): the first of the top rows that could name a column, with two values or more
+    right under it, row after row to the end (a column of a form's scattered cells is no list)."""
+    order = list(grid.rows)
+    for index, row in enumerate(order[:_HEADER_SCAN_ROWS]):
+        if _names(grid, row):
+            values = order[index + 1 :]
+            return row if len(values) >= 2 and values[-1] - row == len(values) else None
+    return None
 
 
 def _is_key_value(grid: _Grid) -> bool:
@@ -276,11 +304,13 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
     order = list(grid.rows)
     below = _below_a_block(grid, order)
     scan = order[:_HEADER_SCAN_ROWS] if below is None else order[below : below + 1]
-    for index, row in enumerate(scan, start=0 if below is None else below):
-        if not _is_header_like(grid, row):
+    for first in scan:
+        if not _is_header_like(grid, first):
             continue
-        if _labelled(grid, row) and len(grid.rows[row]) == 2:
+        if _labelled(grid, first) and len(grid.rows[first]) == 2:
             return [], {}
+        row = _column_names(grid, scan, first)
+        index = order.index(row)
         header = dict(grid.rows[row])
         spans = grid.horizontal_merges.get(row, [])
         for lo, hi in spans:
@@ -294,6 +324,36 @@ def _headers(grid: _Grid) -> tuple[list[int], dict[int, str]]:
             return [row, following], combined
         return [row], header
     return [], {}
+
+
+def _column_names(grid: _Grid, scan: list[int], first: int) -> int:
+    """The row that names the columns, from the first header-like row of the scan: that row, unless
+    most of its values repeat (a template's row of data types over the names, ``DataType | Text |
+    Text | Boolean``); then the next header-like row of the scan whose values are all distinct. A
+    type row that opens with a label of its own (``DataType``) labels the rows that open in its
+    column alike (``Required?``, ``Example``): they are records, not the names."""
+    cells = grid.rows[first]
+    values = list(cells.values())
+    if 2 * len(set(values)) >= len(values):
+        return first
+    label_column = min(cells) if values.count(cells[min(cells)]) == 1 else None
+    for row in scan:
+        names = list(grid.rows[row].values())
+        if (
+            row > first
+            and _is_header_like(grid, row)
+            and min(grid.rows[row]) != label_column
+            and len(set(names)) == len(names)
+        ):
+            return row
+    return first
+
+
+def _labels_a_record(cells: dict[int, str], headers: dict[int, str]) -> bool:
+    """A row above the header that opens with a label left of the header's columns and has values
+    under two or more of them (a template's ``Example`` or ``DataType`` row over its column names):
+    a record, read under the header."""
+    return bool(headers) and min(cells) < min(headers) and sum(col in headers for col in cells) >= 2
 
 
 def _side_tables(grid: _Grid) -> list[tuple[int, int]]:
@@ -329,7 +389,8 @@ def _sheet_rows(title: str, name: str, grid: _Grid) -> list[_Row]:
     rows = _table_rows(title, name, main, scope=f"sheet={name}")
     for lo, hi in sides:
         side = grid.restricted(range(lo, hi + 1).__contains__)
-        rows.extend(_table_rows(title, name, side, scope=f"sheet={name}/cols={lo}-{hi}"))
+        scope = f"sheet={name}/cols={lo}-{hi}"
+        rows.extend(_table_rows(title, name, side, scope=scope, one_column=lo == hi))
     return rows
 
 
@@ -405,12 +466,16 @@ def _stacked_rows(title: str, name: str, grid: _Grid, headers: list[int], *, sco
     return rows
 
 
-def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]:
+def _table_rows(title: str, name: str, grid: _Grid, *, scope: str, one_column: bool = False) -> list[_Row]:
+    """A table's rows under its header; a side table of one column is a list under its name."""
     stacked = _stacked_headers(grid)
     if stacked:
         return _stacked_rows(title, name, grid, stacked, scope=scope)
     key_value = _is_key_value(grid)
     header_rows, headers = ([], {}) if key_value else _headers(grid)
+    named = _list_name(grid) if one_column and not header_rows else None
+    if named is not None:
+        header_rows, headers = [named], dict(grid.rows[named])
     columns = [headers[col] for col in sorted(headers)]
     # Rows above the header that are label-value pairs (a metadata block) read ``Label: value``.
     above = _Grid(
@@ -432,7 +497,7 @@ def _table_rows(title: str, name: str, grid: _Grid, *, scope: str) -> list[_Row]
     for row, cells in grid.rows.items():
         if row in header_rows:
             continue
-        above_header = bool(header_rows) and row < header_rows[0]
+        above_header = bool(header_rows) and row < header_rows[0] and not _labels_a_record(cells, headers)
         if row in groups:
             group = groups[row]
             rows.append(_Row(scope, name, row, [Cell("", group)], chunk_context(title, [name], columns)))
