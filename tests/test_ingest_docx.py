@@ -491,6 +491,22 @@ def test_a_caption_right_above_a_table_names_its_rows(tmp_path: Path) -> None:
     ]
 
 
+def test_a_caption_in_a_house_style_named_for_captions_names_its_table(tmp_path: Path) -> None:
+    """ADDA's manual captions its tables in a style ``Table caption my``: read as text, ``Table 3.
+    Iterative solvers.`` was glued to the end of the paragraph before the table."""
+    document = docx.Document()
+    document.styles.add_style("Table caption my", WD_STYLE_TYPE.PARAGRAPH)
+    document.add_paragraph("The choice of initial field is shown in the log of every run of the program.")
+    document.add_paragraph("Table 3. Iterative solvers.", style="Table caption my")
+    _table(document, [("<type>", "Name"), ("bcgs2", "Bi-CGStab(2)")])
+    document.save(str(tmp_path / "solvers.docx"))
+    chunks = read_document(tmp_path / "solvers.docx", OPTIONS, doc_id="solvers.docx")
+    assert [(c.context, c.text) for c in chunks] == [
+        ("solvers", "The choice of initial field is shown in the log of every run of the program."),
+        ("solvers > Table 3. Iterative solvers. | <type>, Name", "<type>: bcgs2; Name: Bi-CGStab(2)"),
+    ]
+
+
 def test_a_table_in_a_cell_is_a_table_of_its_own_or_a_value_of_a_record(tmp_path: Path) -> None:
     """An XML schema's element table holds the table of the element's attributes in a cell (3MF's
     core specification): its rows are rows of their own, which the cell's text left out. In a

@@ -596,6 +596,25 @@ def test_a_raised_smaller_number_after_a_digit_is_a_power_on_its_line(tmp_path: 
     ]
 
 
+def test_a_caption_set_under_its_table_closes_it_and_one_over_its_table_opens_it(tmp_path: Path) -> None:
+    """LaTeX sets a float's caption under it: the ZipCPU specification's ``Table 3.9: CIS OpCodes``,
+    a fragment, joined the paragraph after it, ``Table 3.9: CIS OpCodes zero, this will be cleared
+    …``, and the table's rows lost the words that name them. A caption set clearly closer to the
+    lines above it than to the line after it closes them; one set over its table still opens it."""
+    rows = ["5 SW Store 32-bit word", "6 LDI Load immediate", "7 MOV Move"]
+    content = "".join(f"BT /F1 10 Tf 90 {700 - 12 * n} Td ({row}) Tj ET " for n, row in enumerate(rows))
+    content += "BT /F1 10 Tf 150 654 Td (Table 3.9: CIS OpCodes) Tj ET "
+    content += "BT /F1 10 Tf 72 612 Td (zero, this will be cleared by any return to user mode.) Tj ET "
+    content += "BT /F1 10 Tf 150 560 Td (Table 3.10: Derived Instructions) Tj ET "
+    content += "BT /F1 10 Tf 90 548 Td (BRA Jump to the label always) Tj ET "
+    chunks = read_document(_drawn(tmp_path / "c.pdf", content), OPTIONS, doc_id="c.pdf")
+    assert [c.text for c in chunks] == [
+        "5 SW Store 32-bit word 6 LDI Load immediate 7 MOV Move Table 3.9: CIS OpCodes",
+        "zero, this will be cleared by any return to user mode.",
+        "Table 3.10: Derived Instructions BRA Jump to the label always",
+    ]
+
+
 def test_a_heading_number_drawn_after_its_title_in_a_form_of_a_flipped_page_opens_it(tmp_path: Path) -> None:
     """WeasyPrint (cairo) turns the page's y axis down and draws each heading's number and each list
     bullet after the text, in a form; pypdf gives the form's text the form's transform without the

@@ -19,9 +19,10 @@ one row of all its text. A key-value table, whose
 first column labels the values beside it (``Description: | …``, ``Type: | String``), has no
 header row: it is one record, a single chunk ``Description: …; Type: String; …`` numbered row 1.
 A table set in a cell is a table of its own after the one it is in, or in a record one of its
-values (``_table``). A caption right above a table (``Caption`` style) is a step of its rows'
-context, not text. A symbol (``w:sym``) reads as the sign it shows (``symbols.symbol``), as
-does a symbol font's code typed in a run set in that font (``_run_text``).
+values (``_table``). A caption right above a table (``Caption`` style, or a house style named
+for captions) is a step of its rows' context, not text. A symbol (``w:sym``) reads as the sign it
+shows (``symbols.symbol``), as does a symbol font's code typed in a run set in that font
+(``_run_text``).
 
 A paragraph's text is every run Word shows in it, also those wrapped in smart
 tags, tracked insertions, content controls or simple fields (python-docx's
@@ -68,8 +69,9 @@ from esbubble.models import Chunk
 
 _BUCKET = "Text"
 _HEADING = re.compile(r"^Heading (\d)$")
-# Word's caption styles (``Caption``, a house ``TableCaption``): a caption right above a table names it
-_CAPTION_STYLE = re.compile(r"^(?:table\s*)?caption\s*\d*$", re.IGNORECASE)
+# Word's caption styles (``Caption``, house ``TableCaption``, ``Table caption my``): a caption right
+# above a table names it
+_CAPTION_STYLE = re.compile(r"\bcaption|caption\b", re.IGNORECASE)
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
 # A letter: a paragraph in a heading style without one (a cover page's ``1``) heads nothing, it is text.
 _LETTER = re.compile(r"[^\W\d_]")
@@ -509,7 +511,7 @@ def read_docx(path: Path, options: IngestOptions, *, doc_id: str) -> list[Chunk]
             continue
         end_listing()
         end_caption()
-        if level is None and any(_CAPTION_STYLE.match(style.name or "") for style in styles):
+        if level is None and any(_CAPTION_STYLE.search(style.name or "") for style in styles):
             end_titles(over_text=False)
             captions.append(f"{number} {text}" if number else text)
             continue

@@ -482,6 +482,10 @@ def _headings(lines: list[_Line], headed: list[bool], body: tuple[float, bool], 
     return flags
 
 
+# A caption with its number and a separator: ``Table 3.9:``, ``Figure B-2.``, ``Table 1 –``.
+_NUMBERED_CAPTION = re.compile(r"^(?:[Ff]igure|Fig\.|[Tt]able)\s+[A-Z]?\d+(?:[.-][\dA-Z]+)*\s*[.:–—]")
+_CAPTION_REACH = 4.0  # a caption under its float is at most this many of its sizes below it
+_CAPTION_CLOSER = 0.9  # ... and this much closer to it than to the line after it
 _CAPTION = re.compile(r"^(?:figure|fig\.|table|diagram)\s+[\dA-Z]", re.IGNORECASE)
 
 
@@ -602,12 +606,27 @@ def _blocks(lines: list[_Line], body: tuple[float, bool], words: frozenset[str])
             or (heading and NUMBERED.match(line.text) is not None)  # a numbered heading starts anew
             or figure != before  # a figure is a block of its own
         )
+        if new_block and blocks and not heading and not blocks[-1][0] and _under_its_float(lines, index, gap):
+            new_block = False
         if new_block:
             blocks.append((heading, [line.text], line.size, heading and _in_cells(line)))
         else:
             blocks[-1][1].append(line.text)
         previous = line
     return [_Block(heading, join_lines(texts, words), size, cells) for heading, texts, size, cells in blocks]
+
+
+def _under_its_float(lines: Sequence[_Line], index: int, gap: float) -> bool:
+    """Whether ``lines[index]``, a numbered caption of one line (``Table 3.9: CIS OpCodes``), goes with
+    the table or figure above it: it is set clearly closer to it (``gap`` above, within
+    ``_CAPTION_REACH`` line sizes) than to the line after it, as LaTeX sets a float's caption under
+    the float. Read as a paragraph of its own, such a caption was a fragment joined to the text
+    after it (``Table 3.9: CIS OpCodes zero, this will be cleared …``). A caption over its table is
+    set as close to it or closer, and one at a page's foot, with nothing after it, is left alone."""
+    line = lines[index]
+    if _NUMBERED_CAPTION.match(line.text) is None or not 0 < gap <= _CAPTION_REACH * line.size:
+        return False
+    return index + 1 < len(lines) and gap < _CAPTION_CLOSER * (line.y - lines[index + 1].y)
 
 
 def _row_start(
