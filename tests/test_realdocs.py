@@ -139,6 +139,8 @@ def set_chunks(name: str) -> tuple[Chunk, ...]:
 JOINED = {
     # Markdown's bullet items are cut as items: Homebrew's clause 4 keeps its criteria list's start
     "td_hb_maintainer_access_review",
+    # a PDF's raised exponent is on its line: Theora's item 16 is no longer cut at ``2`` | ``24 − 1``
+    "mf_theora_nombr",
 }
 
 
