@@ -64,8 +64,8 @@ _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font siz
 _SECTION_NUMBER = re.compile(
     r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
 )
-# What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
 _EXPONENT = re.compile(r"[-−]?\d+")  # a raised number after a digit is a power: ``2`` ``31`` reads ``2^31``
+# What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
 _MARKER = re.compile(rf"(?:\d{{1,3}}\.)+|[{BULLETS}]")
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
@@ -143,6 +143,10 @@ class _Line:
     # each run with text: (bold, set in a monospaced font, its text), for ``_code`` and ``_labelled``
     runs: list[tuple[bool, bool, str]] = field(default_factory=list)
 
+    def largest(self) -> float:
+        """The largest size of the line's characters so far (0 before any)."""
+        return max((size for size, _ in self.styles), default=0.0)
+
     def take(self, piece: str, style: tuple[float, bool], monospace: bool, *, first: bool = False) -> None:
         """Count a run's characters in its (size, bold) style and keep the run (``first``: in front)."""
         self.styles[style] += len(piece.strip())
@@ -189,8 +193,7 @@ def _set_beside(line: _Line, x: float, y: float, size: float) -> bool:
     spaces, so a run's glyph widths miss its end by up to a word. The shift is measured against the
     larger of the run's size and the line's: LaTeX raises a 7-point exponent 3.6 points over a
     10-point line (``2`` ``31`` in the ZipCPU specification cut a paragraph in two)."""
-    largest = max((style[0] for style in line.styles), default=0.0)
-    return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * max(size, largest)
+    return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * max(size, line.largest())
 
 
 def _raised_exponent(line: _Line, piece: str, y: float, size: float) -> bool:
@@ -199,7 +202,7 @@ def _raised_exponent(line: _Line, piece: str, y: float, size: float) -> bool:
     return (
         bool(line.parts)
         and y - line.y > _SAME_LINE
-        and size < max((style[0] for style in line.styles), default=0.0)
+        and size < line.largest()
         and line.parts[-1].rstrip()[-1:].isdigit()
         and _EXPONENT.fullmatch(piece.strip()) is not None
     )
