@@ -578,17 +578,24 @@ def test_the_letters_after_a_ligature_set_alone_in_a_font_without_widths_go_on_w
     assert [c.text for c in chunks] == ["The Specification of the file format."]
 
 
+def _run(size: float, x: float, y: float, text: str) -> str:
+    """A run of ``_drawn``'s Helvetica (``/F1``) at ``size``, set at (x, y)."""
+    return f"BT /F1 {size} Tf {x} {y} Td ({text}) Tj ET "
+
+
 def test_a_raised_smaller_number_after_a_digit_is_a_power_on_its_line(tmp_path: Path) -> None:
     """LaTeX raises a 7-point exponent 3.6 points over a 10-point line, more than half its own size:
     the ZipCPU specification's "between 0 and 2^31 clocks" was cut into two chunks at ``2`` and the
     next began ``31 clocks``. Measured against the line's size the run is on the line, and a number
     so set after a digit is a power; a footnote mark after a word stays as it is set."""
-    content = "BT /F1 10 Tf 72 700 Td (If the next interrupt is between 0 and 2) Tj ET "
-    content += "BT /F1 7 Tf 254 703.6 Td (31) Tj ET "
-    content += "BT /F1 10 Tf 264 700 Td ( clocks in the past, it fires at once.) Tj ET "
-    content += "BT /F1 10 Tf 72 688 Td (Writes are ignored by the counter) Tj ET "
-    content += "BT /F1 7 Tf 226 691.6 Td (3) Tj ET "
-    content += "BT /F1 10 Tf 232 688 Td ( and the timer alike.) Tj ET"
+    content = "".join([
+        _run(10, 72, 700, "If the next interrupt is between 0 and 2"),
+        _run(7, 254, 703.6, "31"),
+        _run(10, 264, 700, " clocks in the past, it fires at once."),
+        _run(10, 72, 688, "Writes are ignored by the counter"),
+        _run(7, 226, 691.6, "3"),
+        _run(10, 232, 688, " and the timer alike."),
+    ])  # fmt: skip
     chunks = read_document(_drawn(tmp_path / "e.pdf", content), OPTIONS, doc_id="e.pdf")
     assert [c.text for c in chunks] == [
         "If the next interrupt is between 0 and 2^31 clocks in the past, it fires at once. "
@@ -602,11 +609,13 @@ def test_a_caption_set_under_its_table_closes_it_and_one_over_its_table_opens_it
     …``, and the table's rows lost the words that name them. A caption set clearly closer to the
     lines above it than to the line after it closes them; one set over its table still opens it."""
     rows = ["5 SW Store 32-bit word", "6 LDI Load immediate", "7 MOV Move"]
-    content = "".join(f"BT /F1 10 Tf 90 {700 - 12 * n} Td ({row}) Tj ET " for n, row in enumerate(rows))
-    content += "BT /F1 10 Tf 150 654 Td (Table 3.9: CIS OpCodes) Tj ET "
-    content += "BT /F1 10 Tf 72 612 Td (zero, this will be cleared by any return to user mode.) Tj ET "
-    content += "BT /F1 10 Tf 150 560 Td (Table 3.10: Derived Instructions) Tj ET "
-    content += "BT /F1 10 Tf 90 548 Td (BRA Jump to the label always) Tj ET "
+    content = "".join([
+        *(_run(10, 90, 700 - 12 * n, row) for n, row in enumerate(rows)),
+        _run(10, 150, 654, "Table 3.9: CIS OpCodes"),
+        _run(10, 72, 612, "zero, this will be cleared by any return to user mode."),
+        _run(10, 150, 560, "Table 3.10: Derived Instructions"),
+        _run(10, 90, 548, "BRA Jump to the label always"),
+    ])  # fmt: skip
     chunks = read_document(_drawn(tmp_path / "c.pdf", content), OPTIONS, doc_id="c.pdf")
     assert [c.text for c in chunks] == [
         "5 SW Store 32-bit word 6 LDI Load immediate 7 MOV Move Table 3.9: CIS OpCodes",

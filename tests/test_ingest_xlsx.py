@@ -190,11 +190,11 @@ def test_a_formula_whose_cached_result_is_the_empty_string_is_an_empty_cell(tmp_
     assert [c.text for c in chunks] == ["Check: plausible value; Notes: =C1"]
 
 
-def _sheet(path: Path, rows: list[list[object]]) -> Path:
+def _sheet(path: Path, rows: list[list[object]], title: str = "Metadata") -> Path:
     book = openpyxl.Workbook()
     sheet = book.active
     assert sheet is not None
-    sheet.title = "Metadata"
+    sheet.title = title
     for row in rows:
         sheet.append(row)
     book.save(path)
@@ -596,22 +596,15 @@ def test_a_row_of_data_types_over_the_column_names_is_not_the_header(tmp_path: P
     own (``DataType | Text | Text | Boolean``, ``Example | fruit | …``) over the row of column names.
     The type row, whose values mostly repeat, keyed the example by types (``Text: fruit``) and made
     the names a data row; the names are the header, and the labelled rows are records under it."""
-    path = tmp_path / "template.xlsx"
-    book = openpyxl.Workbook()
-    sheet = book.active
-    assert sheet is not None
-    sheet.title = "Class"
-    for row in (
+    rows: list[list[object]] = [
         [None, "DataType", "Text", "Text", "Text", "Text", "Text", "List of text"],
         [None, "Required?", "✅", "✅", None, None, None, None],
         [None, "Example", "fruit", "Fruit", "A ripened ovary", "Food", "Rosales", '["berry"]'],
         [],
         [None, None, "Code", "Name", "Definition", "Group", "Order", "Synonyms"],
         [None, None, "apple", "Apple", "A pome", "Food", "Rosales", '["pome"]'],
-    ):
-        sheet.append(row)
-    book.save(path)
-    chunks = read_document(path, OPTIONS, doc_id="template.xlsx")
+    ]
+    chunks = read_document(_sheet(tmp_path / "template.xlsx", rows, "Class"), OPTIONS, doc_id="template.xlsx")
     assert {c.row_number: c.text for c in chunks} == {
         1: "DataType; Code … Order: Text; Synonyms: List of text",
         2: "Required?; Code: ✅; Name: ✅",
@@ -627,22 +620,15 @@ def test_lists_side_by_side_read_under_their_names_and_a_web_address_names_no_co
     """bSDD's ``(Enumerations)`` sheet sets one-column lists side by side beside a unit table with
     an API address over it: each list value read as a word alone (``Material``), and the units
     were keyed by the address. A one-column list reads under its name; an address is no name."""
-    path = tmp_path / "enums.xlsx"
-    book = openpyxl.Workbook()
-    sheet = book.active
-    assert sheet is not None
-    sheet.title = "(Enumerations)"
-    for row in (
+    rows: list[list[object]] = [
         [None, None, None, "https://api.example.org/Unit/v1", None],
         [],
         ["ClassType", None, "Units", "Names", "Symbol"],
         ["Class", None, "cm", "centimeter", "cm"],
         ["Material", None, "m", "meter", "m"],
-    ):
-        sheet.append(row)
-    for n in range(6, 20):
-        sheet.append([None, None, f"u{n}", f"unit {n}", f"u{n}"])
-    book.save(path)
+        *([None, None, f"u{n}", f"unit {n}", f"u{n}"] for n in range(6, 20)),
+    ]
+    path = _sheet(tmp_path / "enums.xlsx", rows, "(Enumerations)")
     chunks = read_document(path, OPTIONS, doc_id="enums.xlsx")
     texts = [c.text for c in chunks]
     assert "Units: cm; Names: centimeter; Symbol: cm" in texts
