@@ -196,16 +196,10 @@ def _set_beside(line: _Line, x: float, y: float, size: float) -> bool:
     return line.start is not None and x > line.start and abs(line.y - y) < _SHIFT * max(size, line.largest())
 
 
-def _raised_exponent(line: _Line, piece: str, y: float, size: float) -> bool:
-    """Whether a run on ``line`` is a power: a number set smaller and raised, right after a digit
-    (``2`` ``31``, as the Word reader writes ``2^31``, not ``2 31``)."""
-    return (
-        bool(line.parts)
-        and y - line.y > _SAME_LINE
-        and size < line.largest()
-        and line.parts[-1].rstrip()[-1:].isdigit()
-        and _EXPONENT.fullmatch(piece.strip()) is not None
-    )
+def _raised(line: _Line, y: float, size: float) -> bool:
+    """Whether a run of ``size`` at height ``y`` on ``line`` is a superscript: set smaller, and higher
+    than the line's first run."""
+    return bool(line.parts) and y - line.y > _SAME_LINE and size < line.largest()
 
 
 def _marked_line(lines: Sequence[_Line], x: float, y: float, piece: str) -> _Line | None:
@@ -242,7 +236,9 @@ def _collect_lines(page: Any) -> list[_Line]:
     fell 600 points down the page and named 308 chunks' section alone). A heading number or a bullet
     drawn after the line it opens goes in front of it (``_marked_line``). A run set a little above or
     below the line, right of where its last run starts (``_set_beside``: a superscript, a raised
-    sign), is on it; a raised smaller number after a digit is a power (``2^31``). A line of a note's
+    sign), is on it; a raised smaller number after a digit is a power (``2^31``), a raised smaller
+    letter right after a letter a table's footnote mark, apart from its word (``_raised``); any
+    other superscript is joined as any run is (``I2C``, ``1st``). A line of a note's
     icons alone (a symbol font's codes) is dropped, and so is the icon that opens a line.
     """
     lines: list[_Line] = []
@@ -283,11 +279,15 @@ def _collect_lines(page: Any) -> list[_Line]:
             elif index == 0 and line.end is not None and x - line.end > _COLUMN_GAP * size * abs(across):
                 line.gaps += 1
                 line.lead = line.lead or line_text(line.parts)
+            raised = index == 0 and _raised(line, y, size * scale)
+            before = line.parts[-1] if line.parts else ""
             shown = piece
-            if index == 0 and _raised_exponent(line, piece, y, size * scale):
-                shown = "^" + piece.strip()
-            elif line.parts and not line.parts[-1][-1:].isspace() and not piece[:1].isspace():
-                if line.end is not None:
+            if raised and before.rstrip()[-1:].isdigit() and _EXPONENT.fullmatch(piece.strip()):
+                shown = "^" + piece.strip()  # a power: ``2`` ``31`` reads ``2^31``, as in Word
+            elif before and not (before[-1:].isspace() or piece[:1].isspace()):
+                if raised and before[-1:].isalpha() and piece[:1].isalpha():
+                    clear = True  # a table's footnote letter: ``SLICE_HEADER`` ``a``, not ``SLICE_HEADERa``
+                elif line.end is not None:
                     clear = index > 0 or x - line.end > _WORD_GAP * size * abs(across)
                 else:  # the letters after a ligature set alone go on with its word (``Speci`` ``ﬁ`` ``ca…``)
                     alone = _LIGATURE_RUN.fullmatch(line.parts[-1]) is not None
