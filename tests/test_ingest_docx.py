@@ -318,6 +318,19 @@ def test_an_equation_reads_as_linear_text(tmp_path: Path) -> None:
     assert [c.text for c in chunks] == ["Dipoles in the box (N) scale as N^3n_x=λ/|m|+√x∑_i(a|b)."]
 
 
+def test_an_equation_that_is_a_number_after_a_digit_is_read_as_written(tmp_path: Path) -> None:
+    """An equation has no run properties to say it is set as a superscript: one holding a number
+    right after a digit (``of size 2`` then the equation ``3``) is its own text, not a power, and
+    the file still reads (asked for its run properties, the reader failed on the whole file)."""
+    document = docx.Document()
+    paragraph = document.add_paragraph("A grid of size 2")
+    _runs(paragraph, _math("<m:r><m:t>3</m:t></m:r>"))
+    paragraph.add_run(" dipoles wide.")
+    document.save(str(tmp_path / "grid.docx"))
+    chunks = read_document(tmp_path / "grid.docx", OPTIONS, doc_id="grid.docx")
+    assert [c.text for c in chunks] == ["A grid of size 23 dipoles wide."]
+
+
 def test_a_code_listing_is_one_block(tmp_path: Path) -> None:
     """A listing's lines, each a paragraph of a code style or set in a monospaced font, are one block
     (as a Markdown fence is), not a chunk per line; text around it stays apart."""

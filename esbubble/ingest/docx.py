@@ -64,7 +64,7 @@ from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline, is_header_row, is_key_value
 from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
-from esbubble.ingest.symbols import symbol
+from esbubble.ingest.symbols import power, symbol
 from esbubble.models import Chunk
 
 _BUCKET = "Text"
@@ -102,7 +102,6 @@ _ROWS_APART = " / "  # between the rows of a table read into a cell's text
 _TITLE_WORDS = 10
 _MIN_TITLE_LETTERS = 3
 _NOT_TITLE_ENDS = (".", ":", ";", ",", "!", "?")
-_EXPONENT = re.compile(r"[-−]?\d+")
 _HIDDEN = frozenset({qn("w:del"), qn("w:moveFrom")})
 # A code listing's lines: a paragraph style for code (``Code``, ``HTML Preformatted``, ``Source
 # Code``, ``Plain Text``…, or one based on such), or text all set in a monospaced font.
@@ -209,8 +208,9 @@ def _paragraph_text(paragraph: Paragraph) -> str:
         if not _shown(run, p):
             continue
         text = math_text(run) if run.tag == _MATH else _run_text(run)
-        if pieces and pieces[-1][-1:].isdigit() and _EXPONENT.fullmatch(text) and _superscript(run):
-            text = f"^{text}"
+        exponent = power(pieces[-1], text) if pieces and run.tag != _MATH else None
+        if exponent and _superscript(run):  # an equation has no run properties: its powers are its own
+            text = exponent
         if text:
             pieces.append(text)
     return "".join(pieces)

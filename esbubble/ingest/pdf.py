@@ -49,7 +49,7 @@ from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import BULLETS, normalise_space
-from esbubble.ingest.symbols import SYMBOL_SIGNS
+from esbubble.ingest.symbols import SYMBOL_SIGNS, power
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -64,7 +64,6 @@ _WORD_GAP = 0.15  # a gap between two runs wider than this share of the font siz
 _SECTION_NUMBER = re.compile(
     r"(?:(?i:section|article|chapter|appendix|annex)\s+)?(?:[A-Z]|\d{1,3})(?:\.\d{1,3})*\.?"
 )
-_EXPONENT = re.compile(r"[-−]?\d+")  # a raised number after a digit is a power: ``2`` ``31`` reads ``2^31``
 # What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
 _MARKER = re.compile(rf"(?:\d{{1,3}}\.)+|[{BULLETS}]")
 _DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
@@ -281,10 +280,9 @@ def _collect_lines(page: Any) -> list[_Line]:
                 line.lead = line.lead or line_text(line.parts)
             raised = index == 0 and _raised(line, y, size * scale)
             before = line.parts[-1] if line.parts else ""
-            shown = piece
-            if raised and before.rstrip()[-1:].isdigit() and _EXPONENT.fullmatch(piece.strip()):
-                shown = "^" + piece.strip()  # a power: ``2`` ``31`` reads ``2^31``, as in Word
-            elif before and not (before[-1:].isspace() or piece[:1].isspace()):
+            exponent = power(before.rstrip(), piece.strip()) if raised else None
+            shown = exponent or piece  # a power: ``2`` ``31`` reads ``2^31``, as in Word
+            if exponent is None and before and not (before[-1:].isspace() or piece[:1].isspace()):
                 if raised and before[-1:].isalpha() and piece[:1].isalpha():
                     clear = True  # a table's footnote letter: ``SLICE_HEADER`` ``a``, not ``SLICE_HEADERa``
                 elif line.end is not None:

@@ -4,13 +4,17 @@ Adobe's Symbol font sets Greek letters and mathematical signs where a text font 
 (``W`` is Ω, ``e`` is ε, ``0xB1`` is ±); Wingdings sets check marks, boxes and bullets. A PDF whose
 text map gives those codes (Word's ``SymbolMT``), or their private-use copies (U+F0xx), and a Word
 symbol (``<w:sym w:font="Wingdings" w:char="F0FC"/>``, a ✓ in a table of which fields each file type
-needs) read as the signs the page shows.
+needs) read as the signs the page shows. A number set as a superscript right after a digit
+reads as a power, ``2^31`` (``power``), in both readers.
 """
 
 from __future__ import annotations
 
+import re
+
 from esbubble.ingest.fonts import is_symbol_font
 
+_EXPONENT = re.compile(r"[-−]?\d+")
 _PRIVATE_USE = 0xF000  # symbol fonts' codes as Word and many PDFs write them: U+F020 … U+F0FF
 
 _SYMBOL = dict(
@@ -49,3 +53,10 @@ def symbol(font: str, code: int) -> str:
     if name.startswith("wingdings"):
         return _WINGDINGS.get(low, "") if name == "wingdings" else ""
     return chr(code) if low == code else ""
+
+
+def power(before: str, raised: str) -> str | None:
+    """A superscript ``raised`` after the text ``before``, written as a power when it is a number
+    right after a digit (``2`` ``31`` is 2 to the 31st, not 231: ``^31``); None otherwise (a
+    footnote mark after a word, an ordinal's ``th``)."""
+    return f"^{raised}" if before[-1:].isdigit() and _EXPONENT.fullmatch(raised) else None
