@@ -335,6 +335,31 @@ def evaluate_cases(
     )
 
 
+def retrieve_cases(
+    store: Store,
+    cases: Sequence[CaseLike],
+    config: BubbleConfig,
+    filters: RetrievalFilters | None = None,
+) -> list[EvalCase]:
+    """Each query with its candidates and term statistics, retrieved in one msearch: what every table
+    is computed from, and all a replay of selection needs (``scripts/replay_selection.py``)."""
+    from esbubble.store.retrieve import retrieve_many
+
+    retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
+    return [
+        EvalCase(
+            id=case.id,
+            query=case.query,
+            category=case.category,
+            gold=list(case.gold),
+            evidence=list(case.evidence),
+            candidates=list(retrieval.candidates),
+            term_stats=retrieval.term_stats.to_json() if retrieval.term_stats is not None else None,
+        )
+        for case, retrieval in zip(cases, retrievals, strict=True)
+    ]
+
+
 def evaluate(
     store: Store,
     cases: Sequence[CaseLike],
@@ -345,31 +370,13 @@ def evaluate(
     sweep: Sequence[int] = (),
     on_done: Callable[[int], None] | None = None,
 ) -> Evaluation:
-    """Retrieve once per query (one msearch), then compute every table from those candidates (the
-    budget sweep's too: retrieval does not depend on the budget).
+    """Retrieve once per query (one msearch, ``retrieve_cases``), then compute every table from those
+    candidates (the budget sweep's too: retrieval does not depend on the budget).
 
     ``on_done(1)`` is called after each query is evaluated (for a progress bar).
     """
-    from esbubble.store.retrieve import retrieve_many
-
-    retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
     return evaluate_cases(
-        [
-            EvalCase(
-                id=case.id,
-                query=case.query,
-                category=case.category,
-                gold=list(case.gold),
-                evidence=list(case.evidence),
-                candidates=list(retrieval.candidates),
-                term_stats=retrieval.term_stats.to_json() if retrieval.term_stats is not None else None,
-            )
-            for case, retrieval in zip(cases, retrievals, strict=True)
-        ],
-        config,
-        now=now,
-        sweep=sweep,
-        on_done=on_done,
+        retrieve_cases(store, cases, config, filters), config, now=now, sweep=sweep, on_done=on_done
     )
 
 

@@ -1,0 +1,147 @@
+"""Replay selection offline: retrieve each query once, then rebuild bubbles under other settings.
+
+Retrieval does not depend on the selection settings (nor on the budget), so a set's candidates and
+term statistics can be saved once and every selection setting measured on them in seconds, with no
+engine. ``docs/evaluation.md``'s thirty-ninth round was measured so.
+
+Usage (from the repository root):
+
+    # 1. the sets ingested as `make eval` does (scripts/eval_all.sh), then the engine restarted
+    python scripts/replay_selection.py dump CASES realdocs realdocs2 ...   [--index-prefix esbubble-]
+    # 2. gold recall of `full` and `engine_topk` at 400 and 800, with the defaults or one setting changed
+    python scripts/replay_selection.py replay CASES [--set engine_rank=5.0 ...]
+
+``dump`` reads each set's ``data/<set>/queries.jsonl`` and its index ``<prefix><set>`` on the cluster
+the environment names (``ESBUBBLE_HOME``'s embedded engine by default) and writes ``CASES/<set>.jsonl``.
+``replay`` prints, per budget, each variant's mean gold recall over the questions with gold, and the
+questions it holds in the sets numbered up to 12 (A) and above (B), so a change can be checked on
+both halves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from esbubble.app.evaluate import EvalCase, retrieve_cases
+from esbubble.config import BubbleConfig
+from esbubble.core.bubble import build_bubble
+from esbubble.core.metrics import bubble_metrics
+from esbubble.core.relevance import TermStats
+from esbubble.models import Variant
+from esbubble.queryset import load_queries
+from esbubble.store.connection import Store, open_store
+from esbubble.store.names import IndexNames
+from esbubble.store.settings import load_settings
+
+BUDGETS = (400, 800)
+VARIANTS: tuple[Variant, ...] = ("full", "engine_topk")
+_SET_NUMBER = re.compile(r"(\d+)$")
+
+
+def set_cases(store: Store, queries: Path) -> list[EvalCase]:
+    """A query set's cases on ``store``'s chunk index, as ``esbubble eval`` retrieves them."""
+    return retrieve_cases(store, load_queries(queries).cases, BubbleConfig())
+
+
+def dump(out: Path, sets: list[str], prefix: str) -> None:
+    """Each set's cases as JSON lines, ``out/<set>.jsonl``."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = load_settings()
+    with open_store(settings) as store:
+        for name in sets:
+            at = replace(store, names=IndexNames.for_prefix(settings.prefix).with_chunk_index(prefix + name))
+            cases = set_cases(at, Path("data") / name / "queries.jsonl")
+            with (out / f"{name}.jsonl").open("w", encoding="utf-8") as file:
+                file.writelines(case.model_dump_json() + "\n" for case in cases)
+            print(f"{name}: {len(cases)} queries")
+
+
+def _setting(text: str) -> tuple[str, object]:
+    key, _, value = text.partition("=")
+    if value in ("true", "false"):
+        return key, value == "true"
+    try:
+        return key, int(value) if value.lstrip("-").isdigit() else float(value)
+    except ValueError:
+        return key, value
+
+
+def _half(set_name: str) -> str:
+    found = _SET_NUMBER.search(set_name)
+    return "A" if found is None or int(found.group(1)) <= 12 else "B"
+
+
+@dataclass(frozen=True)
+class Recall:
+    """One variant's gold recall at one budget: the sum over the questions with gold, per half."""
+
+    budget: int
+    variant: Variant
+    held: dict[str, float]
+    questions: int
+
+    @property
+    def mean(self) -> float:
+        return sum(self.held.values()) / self.questions if self.questions else 0.0
+
+
+def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]) -> list[Recall]:
+    """Gold recall of each variant at each budget on ``cases`` (set name, case), under ``overrides``."""
+    now = datetime.now(UTC)
+    rows: list[Recall] = []
+    for budget in BUDGETS:
+        config = BubbleConfig().with_overrides(token_budget=budget, **overrides)
+        for variant in VARIANTS:
+            held = {"A": 0.0, "B": 0.0}
+            count = 0
+            for set_name, case in cases:
+                stats = TermStats.from_json(case.term_stats) if case.term_stats is not None else None
+                bubble = build_bubble(
+                    case.query,
+                    case.candidates,
+                    config,
+                    run_id="replay",
+                    now=now,
+                    variant=variant,
+                    stats=stats,
+                )
+                recall = bubble_metrics(bubble, case.gold, case.evidence).gold_recall
+                if recall is not None:
+                    held[_half(set_name)] += recall
+                    count += 1
+            rows.append(Recall(budget, variant, held, count))
+    return rows
+
+
+def replay(cases_dir: Path, settings: list[str]) -> None:
+    """Print ``replay_cases`` for the cases saved in ``cases_dir``."""
+    files = sorted(cases_dir.glob("*.jsonl"))
+    cases = [(file.stem, EvalCase.model_validate_json(line)) for file in files for line in file.open()]
+    for row in replay_cases(cases, dict(_setting(text) for text in settings)):
+        halves = f"A {row.held['A']:.1f}, B {row.held['B']:.1f}"
+        print(f"{row.budget} {row.variant}: {row.mean:.4f} over {row.questions} questions ({halves})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    dumping = commands.add_parser("dump", help="retrieve every set's queries once and save the cases")
+    dumping.add_argument("out", type=Path)
+    dumping.add_argument("sets", nargs="+")
+    dumping.add_argument("--index-prefix", default="esbubble-")
+    replaying = commands.add_parser("replay", help="rebuild the bubbles from saved cases")
+    replaying.add_argument("cases", type=Path)
+    replaying.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    if args.command == "dump":
+        dump(args.out, args.sets, args.index_prefix)
+    else:
+        replay(args.cases, args.set)
+
+
+if __name__ == "__main__":
+    main()
