@@ -28,9 +28,7 @@ from pathlib import Path
 
 from esbubble.app.evaluate import EvalCase, retrieve_cases
 from esbubble.config import BubbleConfig
-from esbubble.core.bubble import build_bubble
 from esbubble.core.metrics import bubble_metrics
-from esbubble.core.relevance import TermStats
 from esbubble.models import Variant
 from esbubble.queryset import load_queries
 from esbubble.store.connection import Store, open_store
@@ -99,16 +97,7 @@ def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]
             held = {"A": 0.0, "B": 0.0}
             count = 0
             for set_name, case in cases:
-                stats = TermStats.from_json(case.term_stats) if case.term_stats is not None else None
-                bubble = build_bubble(
-                    case.query,
-                    case.candidates,
-                    config,
-                    run_id="replay",
-                    now=now,
-                    variant=variant,
-                    stats=stats,
-                )
+                bubble = case.bubble(config, variant, run_id="replay", now=now)
                 recall = bubble_metrics(bubble, case.gold, case.evidence).gold_recall
                 if recall is not None:
                     held[_half(set_name)] += recall

@@ -66,6 +66,13 @@ class EvalCase(_Model):
         default=None, description="the chunk index's term statistics for bm25 (TermStats.to_json)"
     )
 
+    def bubble(self, config: BubbleConfig, variant: Variant, *, run_id: str, now: datetime) -> Bubble:
+        """The bubble ``variant`` builds from this query's candidates under ``config``."""
+        stats = TermStats.from_json(self.term_stats) if self.term_stats is not None else None
+        return build_bubble(
+            self.query, self.candidates, config, run_id=run_id, now=now, variant=variant, stats=stats
+        )
+
 
 class VariantRow(_Model):
     """One row of Table 1 / 1b: means per query."""
@@ -219,11 +226,7 @@ def evaluate_cases(
     swept = {b: cfg for b, cfg in sweep_at.items() if b != budget}
 
     def bubble(case: EvalCase, cfg: BubbleConfig, variant: Variant, tag: str) -> Bubble:
-        run_id = f"eval-{tag}-{variant}-{case.id}"
-        stats = TermStats.from_json(case.term_stats) if case.term_stats is not None else None
-        return build_bubble(
-            case.query, case.candidates, cfg, run_id=run_id, now=now, variant=variant, stats=stats
-        )
+        return case.bubble(cfg, variant, run_id=f"eval-{tag}-{variant}-{case.id}", now=now)
 
     fixed: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
     matched: dict[Variant, list[BubbleMetrics]] = {v: [] for v in VARIANT_ORDER}
