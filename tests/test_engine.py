@@ -76,15 +76,20 @@ def _env(home: Path) -> dict[str, str]:
     return {**os.environ, "ESBUBBLE_HOME": str(home)}
 
 
-def _python(code: str, home: Path, *args: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code).format(tests=TESTS_DIR), *args],
+def _run(home: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` with ``home`` as ESBUBBLE_HOME."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         env=_env(home),
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
     )
+
+
+def _python(code: str, home: Path, *args: str) -> dict[str, object]:
+    done = _run(home, textwrap.dedent(code).format(tests=TESTS_DIR), *args)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -299,3 +304,80 @@ def test_an_engine_whose_home_was_deleted_is_stopped(isolated_home: Path) -> Non
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not Path(f"/proc/{pid}").exists(), "the watchdog stopped the unreachable engine"
+
+
+START_CLI = "from esbubble.app.cli import main; main()"
+
+
+def _interrupt_a_start(home: Path, signum: int) -> tuple[int, int, str]:
+    """Run `engine start` and freeze it once its engine exists but is not yet recorded; send ``signum``.
+
+    Returns the pid of the engine that start launched, the command's exit code and its stderr.
+    """
+    starting, recorded = engine_dir(home) / "starting.json", engine_dir(home) / "daemon.json"
+    for _ in range(5):
+        command = subprocess.Popen(
+            [sys.executable, "-c", START_CLI, "engine", "start"],
+            env=_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not starting.exists() and command.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        command.send_signal(signal.SIGSTOP)
+        caught = starting.exists() and not recorded.exists()
+        pid = int(json.loads(starting.read_text())["pid"]) if caught else 0
+        command.send_signal(signum if caught else signal.SIGKILL)
+        command.send_signal(signal.SIGCONT)
+        _, stderr = command.communicate(timeout=60)
+        if caught:
+            return pid, command.returncode, stderr
+        stop_daemon(load_settings(home=home))  # the start finished first: try again
+    raise AssertionError("five starts all finished before they could be interrupted")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+
+
+def test_an_engine_left_by_a_killed_start_is_stopped_by_the_next_start(isolated_home: Path) -> None:
+    _python(WRITE, isolated_home, "3")
+    stop_daemon(load_settings(home=isolated_home))
+    leftover, code, _ = _interrupt_a_start(isolated_home, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert _alive(leftover), "SIGKILL gave the start no chance to stop its engine"
+    assert not daemon_status(load_settings(home=isolated_home)).running, "it was never recorded"
+
+    again = _run(isolated_home, START_CLI, "engine", "start", "--json")
+    assert again.returncode == 0, again.stderr
+    assert f"stopped engine process {leftover}, left running by an interrupted start" in again.stderr
+    assert not _alive(leftover), "no second engine serves the home"
+    assert json.loads(again.stdout)["pid"] != leftover
+    assert not (engine_dir(isolated_home) / "starting.json").exists()
+    assert _python(READ, isolated_home)["count"] == 3, "nothing was lost"
+
+
+def test_a_terminated_start_stops_its_engine_itself(isolated_home: Path) -> None:
+    _python(WRITE, isolated_home, "2")
+    stop_daemon(load_settings(home=isolated_home))
+    leftover, code, stderr = _interrupt_a_start(isolated_home, signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM
+    assert not _alive(leftover), "SIGTERM unwound the start, which stopped the engine it launched"
+    assert not (engine_dir(isolated_home) / "starting.json").exists()
+    assert "Traceback" not in stderr
+    assert _python(READ, isolated_home)["count"] == 2
+
+
+def test_engine_stop_also_stops_an_engine_left_by_a_killed_start(isolated_home: Path) -> None:
+    _python(WRITE, isolated_home, "1")
+    stop_daemon(load_settings(home=isolated_home))
+    leftover, _, _ = _interrupt_a_start(isolated_home, signal.SIGKILL)
+    stopped = stop_daemon(load_settings(home=isolated_home))
+    assert stopped.interrupted_stopped == leftover and not stopped.running
+    assert not _alive(leftover)

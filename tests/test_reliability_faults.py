@@ -30,7 +30,7 @@ from esbubble.errors import BulkError, EngineError, NotFoundError
 from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.queryset import QueryCase, load_queries
 from esbubble.store.audit import TraceWriter, find_manifests, flush_spool, spool_dir, trace_records
-from esbubble.store.chunks import bulk_write, index_chunks
+from esbubble.store.chunks import bulk_write, count_chunks, index_chunks, replace_chunks
 from esbubble.store.connection import Store, connect
 from esbubble.store.engine import launch_osmem, stop_process
 from esbubble.store.retrieve import retrieve
@@ -98,6 +98,26 @@ def test_timeouts_are_retried_and_the_request_succeeds(store: Store) -> None:
         result = retrieve(proxied, "scaffold hire", BubbleConfig())
         assert result.candidates
         assert len(wire.requests) - before >= 2  # the timed-out try, then the retry (more if slow)
+
+
+def test_a_write_that_times_out_says_it_may_have_landed(store: Store) -> None:
+    """A busy engine may apply a write it did not answer in time: "failed" alone would mislead."""
+    index_chunks(store, QUOTE_JOB[:1])
+    assert store.settings.url is not None
+    with forwarding_proxy(store.settings.url) as (url, wire):
+        settings = store.settings.model_copy(update={"url": url, "request_timeout": 0.3})
+        proxied = connect(url, settings, shown_url=url)
+        wire.stall_s, wire.stall_next = 0.8, 4  # the try and its 3 retries all outlive the timeout
+        with pytest.raises(EngineError) as error:
+            replace_chunks(proxied, QUOTE_JOB[1:3], [])
+    line = error.value.one_line()
+    assert "did not answer in time to replace chunks (request_timeout 0.3 s, retried)" in line
+    assert "a write may still have been applied" in line and "raise request_timeout" in line
+    assert error.value.exit_code == 3
+    deadline = time.monotonic() + 10  # the stalled requests reach the engine after the client gave up
+    while count_chunks(store) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert count_chunks(store) == 3, "it did land, as the message warned"
 
 
 def test_bulk_items_that_still_fail_are_reported_one_by_one(store: Store) -> None:

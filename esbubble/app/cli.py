@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -349,11 +350,11 @@ def _print_status(status: Any, as_json: bool) -> None:
 @click.pass_context
 def engine_start(ctx: click.Context, as_json: bool) -> None:
     """Start the embedded engine in the background (commands also start it); later commands use it."""
-    from esbubble.store.engine import start_daemon
+    from esbubble.store.engine import engine_warnings, start_daemon
 
     status = start_daemon(_embedded_settings(ctx))
-    for problem in status.damaged:
-        click.echo(f"esbubble: warning: journal: {problem}", err=True)
+    for warning in engine_warnings(status):
+        click.echo(f"esbubble: warning: {warning}", err=True)
     _print_status(status, as_json)
 
 
@@ -362,9 +363,12 @@ def engine_start(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def engine_stop(ctx: click.Context, as_json: bool) -> None:
     """Compact the embedded engine's data (snapshot, history) and stop it."""
-    from esbubble.store.engine import stop_daemon
+    from esbubble.store.engine import engine_warnings, stop_daemon
 
-    _print_status(stop_daemon(_embedded_settings(ctx)), as_json)
+    status = stop_daemon(_embedded_settings(ctx))
+    for warning in engine_warnings(status):
+        click.echo(f"esbubble: warning: {warning}", err=True)
+    _print_status(status, as_json)
 
 
 @engine.command("status")
@@ -1053,6 +1057,13 @@ def demo(ctx: click.Context, as_json: bool) -> None:
     finish_audit(result.write_result)
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so cleanups run: an engine this command was starting is stopped,
+    audit records are written or spooled. Exit 128 + 15, as the shell reports a terminated process."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _terminated)
     cli.main(prog_name="esbubble")

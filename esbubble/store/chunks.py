@@ -108,6 +108,16 @@ def _engine_error(store: Store, action: str) -> Callable[[Failure], EngineError 
     def to_error(failure: Failure) -> EngineError | NotFoundError:
         if failure.index_missing:
             return missing_chunk_index(store, action)
+        if failure.timed_out:
+            # The engine may still apply a request it did not answer in time: say so, or a user
+            # who sees "failed" believes nothing was written.
+            return EngineError(
+                f"{store.display_url} did not answer in time to {action} "
+                f"(request_timeout {store.settings.request_timeout:g} s, retried); "
+                f"a write may still have been applied: {failure.reason}",
+                hint="re-run: ingest skips what was written; on a busy engine raise request_timeout "
+                "in the config file's [elasticsearch] table",
+            )
         return EngineError(f"{store.display_url} failed to {action}: {failure.reason}")
 
     return to_error

@@ -86,6 +86,19 @@ class DaemonStatus(BaseModel):
     stale_removed: bool = False
     replayed: int = Field(default=0, description="journal entries replayed by this start")
     damaged: list[str] = Field(default_factory=list, description="journal lines skipped by this start")
+    interrupted_stopped: int | None = Field(
+        default=None, description="pid of an engine an interrupted start left running, stopped now"
+    )
+
+
+def engine_warnings(status: DaemonStatus) -> list[str]:
+    """What a start or stop tells the user on stderr: skipped journal lines, a stopped leftover engine."""
+    warnings = [f"journal: {problem}" for problem in status.damaged]
+    if status.interrupted_stopped is not None:
+        warnings.append(
+            f"stopped engine process {status.interrupted_stopped}, left running by an interrupted start"
+        )
+    return warnings
 
 
 def engine_dir(home: Path) -> Path:
@@ -148,12 +161,18 @@ def _wait_for_url(process: subprocess.Popen[bytes], log: Path, timeout: float) -
 
 
 def launch_osmem(
-    seed: Path | None, *, log: Path, detached: bool, timeout: float = STARTUP_BASE_S
+    seed: Path | None,
+    *,
+    log: Path,
+    detached: bool,
+    timeout: float = STARTUP_BASE_S,
+    on_spawn: Callable[[int], None] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start osmem on a free loopback port; return the process and its URL once it answers.
 
     It gets its own session so a terminal's Ctrl-C reaches only us; when not
-    ``detached``, ``--parent-pid`` ends it if we die.
+    ``detached``, ``--parent-pid`` ends it if we die. ``on_spawn(pid)`` runs as
+    soon as the process exists, before it answers.
     """
     # esbubble's mappings use no Japanese analysis; without its dictionary osmem loads text faster.
     args = [_binary(), "--addr", "127.0.0.1:0", "--no-stdin-watch", "--no-ja"]
@@ -168,6 +187,8 @@ def launch_osmem(
             args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
+        if on_spawn is not None:
+            on_spawn(process.pid)
         url = _wait_for_url(process, log, timeout)
     except BaseException:
         stop_process(process)
@@ -481,6 +502,52 @@ def is_engine_process(pid: int) -> bool | None:
         return None
 
 
+def _start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), to tell it from a later process given the same
+    pid; None where ``/proc`` cannot tell."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _starting_file(home: Path) -> Path:
+    """The engine a start has launched but not yet recorded in ``daemon.json``."""
+    return engine_dir(home) / "starting.json"
+
+
+def _record_starting(home: Path, pid: int) -> None:
+    _write_private(_starting_file(home), json.dumps({"pid": pid, "ticks": _start_ticks(pid)}))
+
+
+def _stop_interrupted_start(home: Path) -> int | None:
+    """Stop the engine a killed start left running unrecorded, so no second one runs beside it.
+
+    Call under the engine lock: a starting record seen then was left by a start
+    that died, since starts hold that lock. The engine it names never got a
+    command's writes (its URL was never recorded), so stopping it loses nothing.
+    Returns its pid, or None when there was none (or it cannot be told from another process).
+    """
+    file = _starting_file(home)
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+        pid, ticks = int(record["pid"]), record["ticks"]
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        file.unlink(missing_ok=True)
+        return None
+    stopped = None
+    if ticks is not None and _pid_alive(pid) and is_engine_process(pid) and _start_ticks(pid) == ticks:
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10.0
+        while _pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        stopped = pid
+    file.unlink(missing_ok=True)
+    return stopped
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/", timeout=2.0) as response:
@@ -551,6 +618,43 @@ def _spawn_watchdog(settings: Settings, pid: int) -> None:
         )
 
 
+def _load(url: str, settings: Settings, entries: tuple[Entry, ...], progress: _StartupProgress) -> int:
+    """Re-install the snapshot's templates and replay the journal into a fresh engine; the count replayed."""
+    home = settings.home
+    client = make_client(url, request_timeout=max(settings.request_timeout, 120.0))
+    loading_failed = engine_errors(
+        lambda failure: EngineError(
+            f"the embedded engine failed while loading its data: {failure.detail}; "
+            f"log: {log_tail(engine_dir(home) / 'daemon.log')}",
+            hint="retry; if it fails again, report it with the log",
+        )
+    )
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if done % 20 == 0 or done == len(entries):
+            progress.show(f"replaying the journal: {done}/{len(entries)} writes")
+
+    try:
+        with loading_failed:
+            restore_templates(client, home)
+            return replay(client, entries, step)
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def _starting_record(home: Path) -> Iterator[None]:
+    """``engine/starting.json`` (written by ``launch_osmem``'s ``on_spawn``) is gone however the start
+    ends; only a killed start leaves it, for the next one to find."""
+    try:
+        yield
+    finally:
+        _starting_file(home).unlink(missing_ok=True)
+
+
 def start_daemon(settings: Settings, *, watchdog: bool = True) -> DaemonStatus:
     """Start osmem from the snapshot, replay the journal, record it (or report the running one)."""
     status = daemon_status(settings)
@@ -561,6 +665,7 @@ def start_daemon(settings: Settings, *, watchdog: bool = True) -> DaemonStatus:
         status = daemon_status(settings)  # another command may have started it while we waited
         if status.running:
             return status
+        interrupted = _stop_interrupted_start(home)
         remove_stale_staging(home)
         directory = journal_dir(engine_dir(home))
         cut = repair_tail(directory)
@@ -568,43 +673,29 @@ def start_daemon(settings: Settings, *, watchdog: bool = True) -> DaemonStatus:
         damaged = list(found.damaged) + ([f"torn last line cut ({cut} bytes kept aside)"] if cut else [])
         seed = _seed_dir(home)
         progress.show("starting the embedded engine" + (f" (loading {seed.resolve().name})" if seed else ""))
-        process, url = launch_osmem(
-            seed, log=engine_dir(home) / "daemon.log", detached=True, timeout=startup_timeout(home)
-        )
-        client = make_client(url, request_timeout=max(settings.request_timeout, 120.0))
-        loading_failed = engine_errors(
-            lambda failure: EngineError(
-                f"the embedded engine failed while loading its data: {failure.detail}; "
-                f"log: {log_tail(engine_dir(home) / 'daemon.log')}",
-                hint="retry; if it fails again, report it with the log",
+        with _starting_record(home):
+            process, url = launch_osmem(
+                seed,
+                log=engine_dir(home) / "daemon.log",
+                detached=True,
+                timeout=startup_timeout(home),
+                on_spawn=lambda pid: _record_starting(home, pid),
             )
-        )
-        try:
-            with loading_failed:
-                restore_templates(client, home)
-                total = len(found.entries)
-                done = 0
-
-                def step() -> None:
-                    nonlocal done
-                    done += 1
-                    if done % 20 == 0 or done == total:
-                        progress.show(f"replaying the journal: {done}/{total} writes")
-
-                replayed = replay(client, found.entries, step)
-        except BaseException:
-            stop_process(process)
-            raise
-        finally:
-            client.close()
-        record = {"pid": process.pid, "url": url, "started_at": datetime.now(UTC).isoformat()}
-        temporary = _daemon_file(home).with_suffix(".tmp")
-        _write_private(temporary, json.dumps(record))
-        os.replace(temporary, _daemon_file(home))
+            try:
+                replayed = _load(url, settings, found.entries, progress)
+            except BaseException:
+                stop_process(process)
+                raise
+            record = {"pid": process.pid, "url": url, "started_at": datetime.now(UTC).isoformat()}
+            temporary = _daemon_file(home).with_suffix(".tmp")
+            _write_private(temporary, json.dumps(record))
+            os.replace(temporary, _daemon_file(home))
         touch_last_used(home)
         if watchdog:
             _spawn_watchdog(settings, process.pid)
-    return daemon_status(settings).model_copy(update={"replayed": replayed, "damaged": damaged})
+    return daemon_status(settings).model_copy(
+        update={"replayed": replayed, "damaged": damaged, "interrupted_stopped": interrupted}
+    )
 
 
 def _stop_locked(settings: Settings, status: DaemonStatus) -> None:
@@ -626,14 +717,12 @@ def _stop_locked(settings: Settings, status: DaemonStatus) -> None:
 
 def stop_daemon(settings: Settings) -> DaemonStatus:
     """Compact the data, then stop the daemon; waits for commands using it. Stopping none is no error."""
-    status = daemon_status(settings)
-    if not status.running:
-        return status
     with _engine_lock(settings.home), _in_use(settings.home, exclusive=True):
         status = daemon_status(settings)
         if status.running:
             _stop_locked(settings, status)
-    return daemon_status(settings)
+        interrupted = _stop_interrupted_start(settings.home)
+    return daemon_status(settings).model_copy(update={"interrupted_stopped": interrupted})
 
 
 def stop_if_idle(settings: Settings, idle_s: float) -> bool:
@@ -685,8 +774,8 @@ def engine_session(settings: Settings) -> Iterator[str]:
         status = daemon_status(settings)
         if not status.running:
             status = start_daemon(settings)
-            for problem in status.damaged:
-                print(f"esbubble: warning: journal: {problem}", file=sys.stderr)
+            for warning in engine_warnings(status):
+                print(f"esbubble: warning: {warning}", file=sys.stderr)
         with _in_use(home, exclusive=False):
             status = daemon_status(settings)  # it may have been stopped while we waited for the lock
             if status.running and status.url is not None:

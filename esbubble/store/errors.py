@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from elastic_transport import TransportError
+from elastic_transport import ConnectionTimeout, TransportError
 from elasticsearch import ApiError
 
 from esbubble.errors import EsbubbleError
@@ -32,6 +32,7 @@ class Failure:
     reason: str  # the engine's error type (e.g. index_not_found_exception), or why there was no answer
     detail: str  # the client's whole wording: status, type and root cause
     body: object = None  # the engine's error body, when it answered
+    timed_out: bool = False  # no answer within the request timeout, after the retries
 
     @property
     def answered(self) -> bool:
@@ -49,7 +50,9 @@ def failure_of(error: Exception) -> Failure:
         return Failure(
             status=error.meta.status, reason=str(error.message), detail=str(error), body=error.body
         )
-    return Failure(status=None, reason=str(error), detail=str(error))
+    return Failure(
+        status=None, reason=str(error), detail=str(error), timed_out=isinstance(error, ConnectionTimeout)
+    )
 
 
 @contextlib.contextmanager
