@@ -111,13 +111,30 @@ def test_a_write_that_times_out_says_it_may_have_landed(store: Store) -> None:
         with pytest.raises(EngineError) as error:
             replace_chunks(proxied, QUOTE_JOB[1:3], [])
     line = error.value.one_line()
-    assert "did not answer in time to replace chunks (request_timeout 0.3 s, retried)" in line
+    assert "did not answer in time to replace chunks (waited 0.3 s, retried)" in line
     assert "a write may still have been applied" in line and "raise request_timeout" in line
     assert error.value.exit_code == 3
     deadline = time.monotonic() + 10  # the stalled requests reach the engine after the client gave up
     while count_chunks(store) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert count_chunks(store) == 3, "it did land, as the message warned"
+
+
+def test_a_large_write_waits_longer_than_a_search(store: Store) -> None:
+    """A document's replacement waits request_timeout plus time per byte, so a large one the engine
+    is slow to write is not cut at a search's timeout (and sent again)."""
+    words = " ".join(f"word{n}" for n in range(400))
+    chunks = [make_chunk("big", n, f"{words} row {n}") for n in range(300)]
+    assert store.settings.url is not None
+    with forwarding_proxy(store.settings.url) as (url, wire):
+        settings = store.settings.model_copy(update={"url": url, "request_timeout": 0.3})
+        proxied = connect(url, settings, shown_url=url)
+        wire.stall_s, wire.stall_next = 1.0, 4  # every try outlives 0.3 s
+        before = len(wire.requests)
+        summary = replace_chunks(proxied, chunks, [])
+        bulks = [line for line in wire.requests[before:] if "/_bulk" in line]
+    assert summary.created == 300
+    assert len(bulks) == 1, "the first try was waited for, not timed out and sent again"
 
 
 def test_bulk_items_that_still_fail_are_reported_one_by_one(store: Store) -> None:

@@ -22,6 +22,11 @@ BULK_MAX_BYTES = 100 * 1024 * 1024  # the helpers' default
 # One document's replacement goes in one _bulk request (see ``replace_chunks``); Elasticsearch
 # refuses requests above ``http.max_content_length`` (100 MB by default), so stay below it.
 MAX_ATOMIC_BYTES = 90 * 1024 * 1024
+# A document's replacement may take the engine longer than ``request_timeout``, which suits a
+# search: osmem wrote a 55 MB replacement (13,866 workbook rows) at 1.4 MB/s on an idle 2-core
+# machine, 39 s. Its request gets ``request_timeout`` plus this per byte (2 s per MB, about three
+# times that rate), so a large document is not cut at a search's timeout and then sent again.
+WRITE_S_PER_BYTE = 2.0 / 1e6
 BULK_MAX_RETRIES = 5  # for 429s, with exponential backoff from INITIAL_BACKOFF_S
 INITIAL_BACKOFF_S = 0.5
 MAX_WINDOW = 10_000
@@ -102,21 +107,25 @@ def missing_chunk_index(store: Store, action: str) -> NotFoundError:
     )
 
 
-def _engine_error(store: Store, action: str) -> Callable[[Failure], EngineError | NotFoundError]:
-    """The mapping of a failed chunk request: a missing chunk index is the user's to fix (exit 1)."""
+def _engine_error(
+    store: Store, action: str, request_timeout: float | None = None, *, write: bool = False
+) -> Callable[[Failure], EngineError | NotFoundError]:
+    """The mapping of a failed chunk request: a missing chunk index is the user's to fix (exit 1).
+    ``request_timeout`` is what the request waited, when not the store's."""
+    waited = store.settings.request_timeout if request_timeout is None else request_timeout
+    landed = "; a write may still have been applied" if write else ""
 
     def to_error(failure: Failure) -> EngineError | NotFoundError:
         if failure.index_missing:
             return missing_chunk_index(store, action)
         if failure.timed_out:
-            # The engine may still apply a request it did not answer in time: say so, or a user
-            # who sees "failed" believes nothing was written.
+            # The engine may still apply a write it did not answer in time: say so, or a user who
+            # sees "failed" believes nothing was written.
             return EngineError(
-                f"{store.display_url} did not answer in time to {action} "
-                f"(request_timeout {store.settings.request_timeout:g} s, retried); "
-                f"a write may still have been applied: {failure.reason}",
-                hint="re-run: ingest skips what was written; on a busy engine raise request_timeout "
-                "in the config file's [elasticsearch] table",
+                f"{store.display_url} did not answer in time to {action} (waited {waited:.1f} s, retried)"
+                + landed,
+                hint=("re-run: ingest skips what was written; " if write else "")
+                + "on a busy engine raise request_timeout in the config file's [elasticsearch] table",
             )
         return EngineError(f"{store.display_url} failed to {action}: {failure.reason}")
 
@@ -131,11 +140,16 @@ def _bulk_items(
     raise_on_exception: bool,
     chunk_size: int = BULK_CHUNK_SIZE,
     max_chunk_bytes: int = BULK_MAX_BYTES,
+    request_timeout: float | None = None,
 ) -> Iterator[tuple[bool, str, dict[str, Any]]]:
-    """``(ok, op, result)`` per bulk item, with one retry policy (429 backoff) for every bulk write."""
-    with engine_errors(_engine_error(store, what)):
+    """``(ok, op, result)`` per bulk item, with one retry policy (429 backoff) for every bulk write;
+    each request waits ``request_timeout`` for its answer (None: the store's)."""
+    client = store.client
+    if request_timeout is not None:
+        client = client.options(request_timeout=request_timeout)
+    with engine_errors(_engine_error(store, what, request_timeout, write=True)):
         for ok, item in streaming_bulk(
-            store.client,
+            client,
             actions,
             chunk_size=chunk_size,
             max_chunk_bytes=max_chunk_bytes,
@@ -223,6 +237,12 @@ def _request_bytes(actions: Sequence[dict[str, Any]]) -> int:
     return size
 
 
+def write_timeout(request_timeout: float, size: int) -> float:
+    """How long a write of ``size`` bytes waits for its answer: ``request_timeout`` plus
+    ``WRITE_S_PER_BYTE`` per byte."""
+    return request_timeout + size * WRITE_S_PER_BYTE
+
+
 def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[str]) -> BulkSummary:
     """Index ``chunks`` and delete ``delete_ids`` in ONE ``_bulk`` request, then refresh.
 
@@ -232,7 +252,8 @@ def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[s
     request it received even if the client is gone). Items refused with 429 are
     retried in a follow-up request, the one case where a kill can land between two
     requests of one document. A replacement above ``MAX_ATOMIC_BYTES`` is refused
-    (``IngestError``) rather than split. Deleting an id that is gone is not an error.
+    (``IngestError``) rather than split. Deleting an id that is gone is not an error. The
+    request waits ``write_timeout`` for its answer.
     """
     actions = replacement_actions(chunks, delete_ids, store.names.chunks)
     if not actions:
@@ -251,6 +272,7 @@ def replace_chunks(store: Store, chunks: Sequence[Chunk], delete_ids: Sequence[s
         raise_on_exception=False,
         chunk_size=len(actions),
         max_chunk_bytes=2 * MAX_ATOMIC_BYTES,  # never split: the size was checked above
+        request_timeout=write_timeout(store.settings.request_timeout, size),
     )
     # Deleting an id that is already gone is what was wanted.
     created, updated, failed = _tally(
