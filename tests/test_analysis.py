@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from esbubble.core.analysis import (
+    _CANDIDATE,
     ENGLISH_STOP_WORDS,
+    _split_at_false_joiners,
     analyze,
     analyze_indexed,
     identifier_parts,
@@ -215,3 +217,14 @@ def test_the_chunk_index_holds_exactly_the_terms_python_counts_for_identifiers(s
             query = {"bool": {"should": [{"term": {field: term}} for field in TERM_FIELDS]}}
             hits = store.client.search(index=store.names.chunks, query=query, size=10).body["hits"]["hits"]
             assert chunk.chunk_id in {hit["_id"] for hit in hits}, term
+
+
+# Letters, digits and ideographs; every kind of joiner; underscores, spaces and other punctuation.
+_TOKEN_CHARS = "aZé9٣中_ .,:;'’·-/\u0301"
+
+
+@given(st.text(alphabet=st.sampled_from(_TOKEN_CHARS), max_size=40))
+def test_words_without_a_joiner_are_taken_whole_as_the_joiner_rules_would(text: str) -> None:
+    """``standard_tokens`` skips the joiner rules for a run of letters and digits: the same words."""
+    judged = [word for match in _CANDIDATE.finditer(text) for word in _split_at_false_joiners(match.group())]
+    assert standard_tokens(text) == judged

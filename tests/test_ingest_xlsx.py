@@ -5,8 +5,11 @@ from __future__ import annotations
 import zipfile
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import openpyxl
+from hypothesis import given
+from hypothesis import strategies as st
 from ingest_files import OPTIONS, SAMPLE, make_workbook
 
 from esbubble.core.named import NamedRows, cell_terms, link_labels
@@ -14,7 +17,7 @@ from esbubble.core.tokens import count_tokens
 from esbubble.ingest import IngestOptions, read_document
 from esbubble.ingest.ids import chunk_id
 from esbubble.ingest.read import read_file
-from esbubble.ingest.xlsx import has_uncached_formulas
+from esbubble.ingest.xlsx import _present_cells, has_uncached_formulas
 
 
 def test_rows_become_header_value_chunks_with_locators(tmp_path: Path) -> None:
@@ -650,3 +653,30 @@ def test_a_note_merged_over_rows_and_columns_is_read_once(tmp_path: Path) -> Non
     book.save(path)
     chunks = read_document(path, OPTIONS, doc_id="readme.xlsx")
     assert [c.text for c in chunks].count(note) == 1
+
+
+_PLACES = st.tuples(st.integers(1, 40), st.integers(1, 12))
+_VALUES = st.one_of(st.none(), st.text("ab1 ", max_size=3))
+
+
+def _sheet(cells: dict[tuple[int, int], str | None], merged: bool) -> Any:
+    sheet = openpyxl.Workbook().active
+    for (row, column), value in cells.items():
+        sheet.cell(row=row, column=column, value=value)  # None: a cell held without a value (a styled one)
+    if merged:
+        sheet.merge_cells(start_row=1, start_column=1, end_row=2, end_column=2)
+    return sheet
+
+
+@given(st.dictionaries(_PLACES, _VALUES, max_size=30), st.booleans())
+def test_only_the_cells_a_sheet_holds_are_read_in_row_order(
+    cells: dict[tuple[int, int], str | None], merged: bool
+) -> None:
+    """Reading only the cells a sheet holds meets every value, in the same order, as reading every
+    coordinate (which creates a cell at each empty one)."""
+    everywhere = [(c.row, c.column, c.value) for row in _sheet(cells, merged).iter_rows() for c in row]
+    held = [(c.row, c.column, c.value) for c in _present_cells(_sheet(cells, merged))]
+    assert [cell for cell in held if cell[2] is not None] == [
+        cell for cell in everywhere if cell[2] is not None
+    ]
+    assert len(held) <= len(everywhere)

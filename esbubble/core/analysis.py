@@ -33,6 +33,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -101,7 +102,11 @@ def standard_tokens(text: str) -> list[str]:
     """The standard tokenizer's words of ``text``, in order, case kept."""
     words: list[str] = []
     for match in _CANDIDATE.finditer(text):
-        words += _split_at_false_joiners(match.group())
+        run = match.group()
+        if run.isalnum():  # most words: no joiner to judge, and not only underscores
+            words.append(run)
+        else:
+            words += _split_at_false_joiners(run)
     return words
 
 
@@ -180,6 +185,7 @@ def _without_possessive(token: str) -> str:
     return token[:-2] if token.endswith(_POSSESSIVES) else token
 
 
+@lru_cache(maxsize=65536)
 def analyzed_term(token: str) -> str | None:
     """The ``english`` analyzer's term of one standard token; None for a stop word (or nothing left)."""
     word = _without_possessive(token).lower()
@@ -232,20 +238,30 @@ def identifier_parts(token: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=65536)
+def _token_parts(token: str) -> tuple[str, ...]:
+    """``identifier_parts`` of a standard token, its possessive dropped (tokens recur: read once)."""
+    return tuple(identifier_parts(_without_possessive(token)))
+
+
+def _parts_of(tokens: Iterable[str]) -> str:
+    return " ".join(part for token in tokens for part in _token_parts(token))
+
+
 def parts_text(text: str) -> str:
     """The words inside the identifiers of ``text`` (``identifier_parts`` of each standard token, its
     possessive dropped), space-separated: what a chunk's ``text_parts`` and ``context_parts`` hold,
     so the engine's ``english`` analyzer finds "growth" in a column named ``high_growth_count``."""
-    return " ".join(
-        part for token in standard_tokens(text) for part in identifier_parts(_without_possessive(token))
-    )
+    return _parts_of(standard_tokens(text))
 
 
 def analyze_indexed(text: str) -> list[str]:
     """The terms the chunk index holds for ``text``: its ``english`` terms (``analyze``), then those of
     the words inside its identifiers (``parts_text``), duplicates kept."""
-    parts = parts_text(text)
-    return analyze(text) + analyze(parts) if parts else analyze(text)
+    tokens = standard_tokens(text)
+    terms = [term for term in map(analyzed_term, tokens) if term is not None]
+    parts = _parts_of(tokens)
+    return terms + analyze(parts) if parts else terms
 
 
 def analyzed_counts(text: str) -> dict[str, int]:

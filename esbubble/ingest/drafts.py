@@ -271,6 +271,9 @@ def finish(
             raise ValueError(f"duplicate locator {draft.locator!r} in {doc_id}")  # a reader bug
         seen.add(draft.locator)
     counts = count_many([d.text for d in drafts], options.encoding)
+    # A sheet's rows, or a section's paragraphs, share one context: analyse each once.
+    contexts = dict.fromkeys(draft.context for draft in drafts)
+    context_stems = {context: analyzed_counts(context) for context in contexts}
     chunks: list[Chunk] = []
     for position, (draft, tokens) in enumerate(zip(drafts, counts, strict=True)):
         fields: dict[str, object] = {
@@ -302,7 +305,7 @@ def finish(
             compare=distinct_terms(draft.compare_text),
             words=distinct_words(draft.compare_text),
             stems=analyzed_counts(draft.text),
-            context_stems=analyzed_counts(draft.context),
+            context_stems=context_stems[draft.context],
             cells=cell_terms(draft.text, draft.context) if row else None,
         )
         chunks.append(

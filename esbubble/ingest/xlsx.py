@@ -42,7 +42,7 @@ import re
 import warnings
 import zipfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -171,6 +171,22 @@ class _Formulas:
         return self._book[sheet].cell(row=row, column=column).value
 
 
+def _present_cells(sheet: Any) -> Iterator[Any]:
+    """The sheet's cells in row-major order, only those its XML holds.
+
+    ``Worksheet.iter_rows`` creates a cell for every empty coordinate of the used range first: 11.6
+    million for the 53 sheets of the FEC e-filing workbook (in the eleventh evaluation set), which
+    hold 99,806, and three quarters of its read time. A cell the XML lacks has no value and no
+    formula, so leaving it out changes nothing read.
+    """
+    present = getattr(sheet, "_cells", None)
+    if not isinstance(present, dict):  # not openpyxl 3's worksheet: every coordinate, as before
+        yield from (cell for row in sheet.iter_rows() for cell in row)
+        return
+    for key in sorted(present):
+        yield present[key]
+
+
 def _grid(values: Any, formulas: _Formulas) -> _Grid:
     rows: dict[int, dict[int, str]] = {}
     texts: dict[int, set[int]] = {}
@@ -189,22 +205,19 @@ def _grid(values: Any, formulas: _Formulas) -> _Grid:
             if isinstance(raw, str):
                 texts.setdefault(row, set()).add(col)
 
-    for row in values.iter_rows():
-        for cell in row:
-            if cell.__class__.__name__ == "MergedCell":
-                continue
-            raw = cell.value
-            if raw is None and cell.data_type != "str":  # ``str``: a formula's cached empty string
-                formula = formulas.at(values.title, cell.row, cell.column)
-                raw = formula if isinstance(formula, str) and formula.startswith("=") else None
-            if raw is None:
-                continue
-            head = merged_heads.get((cell.row, cell.column))
-            span = (
-                range(head[0], head[1] + 1) if head and _repeats(head, raw) else range(cell.row, cell.row + 1)
-            )
-            for r in span:
-                put(r, cell.column, raw, cell.number_format)
+    for cell in _present_cells(values):
+        if cell.__class__.__name__ == "MergedCell":
+            continue
+        raw = cell.value
+        if raw is None and cell.data_type != "str":  # ``str``: a formula's cached empty string
+            formula = formulas.at(values.title, cell.row, cell.column)
+            raw = formula if isinstance(formula, str) and formula.startswith("=") else None
+        if raw is None:
+            continue
+        head = merged_heads.get((cell.row, cell.column))
+        span = range(head[0], head[1] + 1) if head and _repeats(head, raw) else range(cell.row, cell.row + 1)
+        for r in span:
+            put(r, cell.column, raw, cell.number_format)
     return _Grid(rows={r: rows[r] for r in sorted(rows)}, texts=texts, horizontal_merges=merges)
 
 
