@@ -659,7 +659,7 @@ _PLACES = st.tuples(st.integers(1, 40), st.integers(1, 12))
 _VALUES = st.one_of(st.none(), st.text("ab1 ", max_size=3))
 
 
-def _sheet(cells: dict[tuple[int, int], str | None], merged: bool) -> Any:
+def _sheet_holding(cells: dict[tuple[int, int], str | None], merged: bool) -> Any:
     sheet = openpyxl.Workbook().active
     for (row, column), value in cells.items():
         sheet.cell(row=row, column=column, value=value)  # None: a cell held without a value (a styled one)
@@ -674,9 +674,14 @@ def test_only_the_cells_a_sheet_holds_are_read_in_row_order(
 ) -> None:
     """Reading only the cells a sheet holds meets every value, in the same order, as reading every
     coordinate (which creates a cell at each empty one)."""
-    everywhere = [(c.row, c.column, c.value) for row in _sheet(cells, merged).iter_rows() for c in row]
-    held = [(c.row, c.column, c.value) for c in _present_cells(_sheet(cells, merged))]
-    assert [cell for cell in held if cell[2] is not None] == [
-        cell for cell in everywhere if cell[2] is not None
-    ]
-    assert len(held) <= len(everywhere)
+    everywhere = [cell for row in _sheet_holding(cells, merged).iter_rows() for cell in row]
+    held = list(_present_cells(_sheet_holding(cells, merged)))
+    assert _values(held) == _values(everywhere)
+    assert len(held) == len(set(cells) | (_MERGED if merged else set())), "no cell is added"
+
+
+_MERGED = {(1, 1), (1, 2), (2, 1), (2, 2)}  # the cells a merge of A1:B2 makes
+
+
+def _values(cells: list[Any]) -> list[tuple[int, int, object]]:
+    return [(cell.row, cell.column, cell.value) for cell in cells if cell.value is not None]
