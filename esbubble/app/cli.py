@@ -350,11 +350,10 @@ def _print_status(status: Any, as_json: bool) -> None:
 @click.pass_context
 def engine_start(ctx: click.Context, as_json: bool) -> None:
     """Start the embedded engine in the background (commands also start it); later commands use it."""
-    from esbubble.store.engine import engine_warnings, start_daemon
+    from esbubble.store.engine import start_daemon, warn_of
 
     status = start_daemon(_embedded_settings(ctx))
-    for warning in engine_warnings(status):
-        click.echo(f"esbubble: warning: {warning}", err=True)
+    warn_of(status)
     _print_status(status, as_json)
 
 
@@ -363,11 +362,10 @@ def engine_start(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def engine_stop(ctx: click.Context, as_json: bool) -> None:
     """Compact the embedded engine's data (snapshot, history) and stop it."""
-    from esbubble.store.engine import engine_warnings, stop_daemon
+    from esbubble.store.engine import stop_daemon, warn_of
 
     status = stop_daemon(_embedded_settings(ctx))
-    for warning in engine_warnings(status):
-        click.echo(f"esbubble: warning: {warning}", err=True)
+    warn_of(status)
     _print_status(status, as_json)
 
 

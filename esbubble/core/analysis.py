@@ -194,7 +194,12 @@ def analyzed_term(token: str) -> str | None:
 
 def analyze(text: str) -> list[str]:
     """The ``english`` analyzer's terms of ``text``, in order, duplicates kept: how a query is read."""
-    return [term for term in map(analyzed_term, standard_tokens(text)) if term is not None]
+    return _terms_of(standard_tokens(text))
+
+
+def _terms_of(tokens: Iterable[str]) -> list[str]:
+    """The analysed terms of standard tokens, in order, stop words left out."""
+    return [term for term in map(analyzed_term, tokens) if term is not None]
 
 
 _APOSTROPHES = frozenset("'\u2019")
@@ -259,7 +264,7 @@ def analyze_indexed(text: str) -> list[str]:
     """The terms the chunk index holds for ``text``: its ``english`` terms (``analyze``), then those of
     the words inside its identifiers (``parts_text``), duplicates kept."""
     tokens = standard_tokens(text)
-    terms = [term for term in map(analyzed_term, tokens) if term is not None]
+    terms = _terms_of(tokens)
     parts = _parts_of(tokens)
     return terms + analyze(parts) if parts else terms
 

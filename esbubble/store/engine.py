@@ -91,14 +91,16 @@ class DaemonStatus(BaseModel):
     )
 
 
-def engine_warnings(status: DaemonStatus) -> list[str]:
-    """What a start or stop tells the user on stderr: skipped journal lines, a stopped leftover engine."""
+def warn_of(status: DaemonStatus) -> None:
+    """Tell the user on stderr what a start or stop found: skipped journal lines, a stopped leftover
+    engine."""
     warnings = [f"journal: {problem}" for problem in status.damaged]
     if status.interrupted_stopped is not None:
         warnings.append(
             f"stopped engine process {status.interrupted_stopped}, left running by an interrupted start"
         )
-    return warnings
+    for warning in warnings:
+        print(f"esbubble: warning: {warning}", file=sys.stderr)
 
 
 def engine_dir(home: Path) -> Path:
@@ -502,6 +504,15 @@ def is_engine_process(pid: int) -> bool | None:
         return None
 
 
+def _signal_and_wait(pid: int, signum: int, wait_s: float = 10.0) -> bool:
+    """Send ``signum`` to ``pid`` and wait up to ``wait_s`` for it to end; whether it did."""
+    os.kill(pid, signum)
+    deadline = time.monotonic() + wait_s
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _pid_alive(pid)
+
+
 def _start_ticks(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot), to tell it from a later process given the same
     pid; None where ``/proc`` cannot tell."""
@@ -539,10 +550,7 @@ def _stop_interrupted_start(home: Path) -> int | None:
         return None
     stopped = None
     if ticks is not None and _pid_alive(pid) and is_engine_process(pid) and _start_ticks(pid) == ticks:
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10.0
-        while _pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _signal_and_wait(pid, signal.SIGKILL)
         stopped = pid
     file.unlink(missing_ok=True)
     return stopped
@@ -706,11 +714,7 @@ def _stop_locked(settings: Settings, status: DaemonStatus) -> None:
         compact(client, settings)
     finally:
         client.close()
-    os.kill(status.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10.0
-    while _pid_alive(status.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _pid_alive(status.pid):
+    if not _signal_and_wait(status.pid, signal.SIGTERM):
         os.kill(status.pid, signal.SIGKILL)
     _daemon_file(settings.home).unlink(missing_ok=True)
 
@@ -774,8 +778,7 @@ def engine_session(settings: Settings) -> Iterator[str]:
         status = daemon_status(settings)
         if not status.running:
             status = start_daemon(settings)
-            for warning in engine_warnings(status):
-                print(f"esbubble: warning: {warning}", file=sys.stderr)
+            warn_of(status)
         with _in_use(home, exclusive=False):
             status = daemon_status(settings)  # it may have been stopped while we waited for the lock
             if status.running and status.url is not None:
