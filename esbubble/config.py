@@ -120,6 +120,21 @@ class BubbleParams(_Section):
             " engine's first candidate weighs 1 + this/2 and its tenth 1 + this/11; 0: off"
         ),
     )
+    proximity: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=4.0,
+        description=(
+            "bm25 coverage order: a chunk's facet weights count 1 + this x the share of the question's"
+            " successive word pairs it holds within proximity_window words of each other; 0: off"
+        ),
+    )
+    proximity_window: int = Field(
+        default=4,
+        ge=1,
+        le=50,
+        description="how many analysed words apart a pair's two words may stand to count as near",
+    )
     facet_engine: bool = Field(
         default=True,
         description=(

@@ -268,6 +268,16 @@ class TraceRecord(_Record):
         description="coverage order: 1 + engine_rank / (es_rank + 1), what the engine's rank of the chunk"
         " weighs its facet weights by in the gain (1 when off); None: older record",
     )
+    near: list[str] = Field(
+        default_factory=list,
+        description="bm25 coverage order: the question's successive word pairs (analysed, 'a b') the chunk"
+        " holds within proximity_window words of each other",
+    )
+    proximity_weight: float | None = Field(
+        default=None,
+        description="coverage order: 1 + proximity x the share of the question's word pairs the chunk holds"
+        " near each other, what its facet weights count by in the gain (1 when off); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -367,6 +377,8 @@ TraceDict = TypedDict(
         "named": str | None,
         "named_weight": float | None,
         "rank_weight": float | None,
+        "near": list[str],
+        "proximity_weight": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

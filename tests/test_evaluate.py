@@ -16,7 +16,16 @@ from esbubble.models import Candidate, Chunk
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 CONFIG = parse_config(
     {
-        "bubble": {"token_budget": 60, "overlap_threshold": 0.55, "max_chunks": 10, "slack_policy": "strict"},
+        # proximity off: every "Scope of Works" row says "scope of work", so the phrase would weigh the
+        # first of them double and push the rows matching one word under the gain floor; these tests are
+        # about the tables, and proximity is measured on real documents (docs/evaluation.md)
+        "bubble": {
+            "token_budget": 60,
+            "overlap_threshold": 0.55,
+            "max_chunks": 10,
+            "slack_policy": "strict",
+            "proximity": 0.0,
+        },
         "priors": {"sections": {"Scope of Works": 2.0, "Products": 1.0}},
         "buckets": {"shares": {"Scope of Works": 0.5, "Below Grade": 0.3, "Products": 0.2}},
     }

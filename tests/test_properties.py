@@ -20,6 +20,8 @@ from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.analysis import analyze
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import GATE_REASONS
+from esbubble.core.proximity import query_pairs
+from esbubble.core.relevance import analysed_query_terms
 from esbubble.models import Bubble, Candidate, Chunk, GateDict, TraceDict
 from esbubble.text import word_set
 
@@ -97,6 +99,8 @@ def configs(draw: st.DrawFn) -> BubbleConfig:
             "chunk_share": draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
             "named_row": draw(st.sampled_from([0.0, 0.5, 2.0])),
             "engine_rank": draw(st.sampled_from([0.0, 3.0, 10.0])),
+            "proximity": draw(st.sampled_from([0.0, 1.0, 3.0])),
+            "proximity_window": draw(st.integers(1, 6)),
             "spent_gain": draw(st.sampled_from([0.0, 0.02, 0.3, 1.0])),
             "min_gain": draw(st.sampled_from([0.0, 0.01, 0.3])),
         },
@@ -158,9 +162,11 @@ def rederive(record: TraceDict) -> tuple[str, str, str]:
     by_gate = {g["gate"]: g for g in deciding}
     # Each gate's numbers are the record's numbers.
     assert by_gate["relevance"]["value"] in (record["score_final"], record["relevance"])
-    # the gain gate measures what ordered the candidate: its gain, or a spent one's fill value
+    # the gain gate measures what ordered the candidate, its gain or a spent one's fill value, without
+    # its proximity weight
     fill = record["fill_value"]
-    assert by_gate["gain"]["value"] == (record["gain"] if fill is None else fill)
+    ordered_by = record["gain"] if fill is None else fill
+    assert by_gate["gain"]["value"] == pytest.approx(ordered_by / (record["proximity_weight"] or 1.0))
     assert by_gate["redundancy"]["value"] == record["overlap"]
     assert by_gate["redundancy"]["limit"] == record["threshold"]
     assert by_gate["section_budget"]["value"] == record["token_count"]
@@ -221,6 +227,7 @@ def gain_of(
     matched *= (record["chunk_share"] or 0.0) ** config.bubble.chunk_share
     matched *= record["named_weight"] or 0.0
     matched *= record["rank_weight"] or 0.0
+    matched *= record["proximity_weight"] or 0.0
     # a chunk that matches nothing keeps its prior; one whose facets are all used up keeps nothing
     gain = matched * weight_of(record["boost"]) if weights else max(record["boost"], 0.0)
     return gain * record["len_penalty"]
@@ -234,18 +241,24 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
     """Under coverage selection, a record's gain is (Σ weights of the facets it matches, each times
     its engine weight, one the bubble covered n at ``covered_weight ** n``) · its document's share
     and engine weight · its own share to the power ``chunk_share`` · its named-row weight · its
-    rank weight ``1 + engine_rank / (es_rank + 1)`` · w(boost) · lp (w: (1 + 2p) /
-    (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps max(boost, 0)).
+    rank weight ``1 + engine_rank / (es_rank + 1)`` · its proximity weight ``1 + proximity · near /
+    pairs`` (of the question's successive analysed word pairs, those it holds close) · w(boost) · lp
+    (w: (1 + 2p) / (1 + p) boosts, its reciprocal penalises; a chunk that matches nothing keeps
+    max(boost, 0)).
     A candidate is spent when its gain is below ``spent_gain`` of the best gain on the empty bubble:
     its fill value is its gain on the empty bubble times its engine score over the best record's.
     First-pass decisions come in non-increasing gain, then the spent ones in non-increasing fill
     value. The gain gate is on when ``min_gain`` and the best gain are positive, its limit
-    ``min_gain`` of the best gain. A facet's engine weight comes from the run's records
+    ``min_gain`` of the best gain, and its value what orders the candidate, each without its proximity
+    weight. A facet's engine weight comes from the run's records
     (``facet_engine_of``)."""
     config = config.with_overrides(selection="coverage", relevance="bm25", facet_engine=by_facet_engine)
     bubble = _build(query, candidates, config)
     engine = facet_engine_of(bubble.trace, by_facet_engine)
+    pairs = query_pairs(analysed_query_terms(query, config.bubble.stop_words))
     best = max((gain_of(r, config, engine, {}) for r in bubble.trace), default=0.0)
+    # the gain gate reads gains without their proximity weight
+    plain = max((gain_of(r, config, engine, {}) / r["proximity_weight"] for r in bubble.trace), default=0.0)
     spent_gain = config.bubble.spent_gain
     floor = spent_gain * best if spent_gain > 0 and best > 0 else -math.inf
     top = max((r["es_score"] for r in bubble.trace), default=0.0)
@@ -258,6 +271,10 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
         # the rank weight is its engine rank's (a chunk that matches nothing has no facet part to weigh)
         rank_weight = 1 + config.bubble.engine_rank / (record["es_rank"] + 1) if record["facets"] else 1.0
         assert record["rank_weight"] == pytest.approx(rank_weight)
+        # the proximity weight is the share of the question's pairs the record names as near
+        assert set(record["near"]) <= {f"{a} {b}" for a, b in pairs}
+        near = config.bubble.proximity * len(record["near"]) / len(pairs) if pairs else 0.0
+        assert record["proximity_weight"] == pytest.approx(1 + near if record["facets"] else 1.0)
         fill = record["fill_value"]
         if fill is None:
             assert record["gain"] >= floor - 1e-9
@@ -267,9 +284,14 @@ def test_coverage_gain_is_rederived_from_the_record_and_decides_the_order(
             assert fill == pytest.approx(gain_of(record, config, engine, {}) * ratio, abs=1e-9)
         for gate in (*record["step_details"]["gates"], *record["step_details"]["second_pass"]):
             if gate["gate"] == "gain":
-                assert gate["enabled"] == (config.bubble.min_gain > 0 and best > 0)
+                assert gate["enabled"] == (config.bubble.min_gain > 0 and plain > 0)
                 if gate["enabled"]:
-                    assert gate["limit"] == pytest.approx(config.bubble.min_gain * best, abs=1e-12)
+                    assert gate["limit"] == pytest.approx(config.bubble.min_gain * plain, abs=1e-12)
+                    if not record["step_details"]["second_pass"]:  # else the record's gain is the second's
+                        ordered_by = record["gain"] if fill is None else fill
+                        assert gate["value"] == pytest.approx(
+                            ordered_by / record["proximity_weight"], abs=1e-12
+                        )
         if not record["step_details"]["second_pass"]:
             first_pass.append((0, record["gain"]) if fill is None else (1, fill))
     assert all(a[0] < b[0] or a[1] >= b[1] - 1e-9 for a, b in itertools.pairwise(first_pass))

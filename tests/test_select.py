@@ -171,8 +171,8 @@ def test_a_document_matching_little_of_the_query_does_not_win_on_a_short_chunk()
     row = _in_document(_candidate("row", "Table", "Swindon high growth enterprises: 25", 80), "stats")
     caption = _in_document(_candidate("caption", "Figures", "Figure 2-4 context", 10), "manual")
     query = "Swindon enterprise figures"
-    # the chunk share off: it would also keep the caption out, and this is about the document's
-    config = BubbleConfig().with_overrides(token_budget=85, chunk_share=0.0)
+    # the chunk share and proximity off: they would also keep the caption out; this is about the document
+    config = BubbleConfig().with_overrides(token_budget=85, chunk_share=0.0, proximity=0.0)
     off = build_bubble(
         query, [row, caption], config.with_overrides(document_share=False), run_id="o", now=NOW
     )
@@ -220,8 +220,8 @@ def test_a_question_word_only_chunks_the_engine_ranks_far_down_match_weighs_less
     answer = _scored_by_engine(_candidate("answer", "Socket", text, 160), "d", 10.0)
     aside = _scored_by_engine(_candidate("aside", "Socket", "What will happen next", 8), "d", 1.0)
     query = "connect error happen"
-    # room for one of the two; the chunk share off (it would also keep the aside out)
-    config = BubbleConfig().with_overrides(token_budget=165, chunk_share=0.0)
+    # room for one of the two; the chunk share and proximity off (they would also keep the aside out)
+    config = BubbleConfig().with_overrides(token_budget=165, chunk_share=0.0, proximity=0.0)
     off = build_bubble(query, [answer, aside], config.with_overrides(facet_engine=False), run_id="o", now=NOW)
     on = build_bubble(query, [answer, aside], config, run_id="on", now=NOW)
     gain = {
@@ -349,9 +349,11 @@ def test_the_gain_gate_turns_away_a_spent_candidate_worth_too_little() -> None:
     aside_record = records["a_aside"]
     assert aside_record["final_reason"] == "low_gain" and aside_record["stage"] == "gain_gate"
     gate = next(g for g in aside_record["step_details"]["gates"] if g["gate"] == "gain")
-    # the gate measures the fill value (what ordered it) against min_gain of the rank-1 record's gain
+    # the gate measures the fill value (what ordered it) against min_gain of the rank-1 record's gain,
+    # each without its proximity weight ("bash exit status" said together doubles c_first's)
+    assert records["c_first"]["proximity_weight"] == 2.0 and aside_record["proximity_weight"] == 1.0
     assert gate["value"] == aside_record["fill_value"]
-    assert gate["limit"] == pytest.approx(config.bubble.min_gain * records["c_first"]["gain"])
+    assert gate["limit"] == pytest.approx(config.bubble.min_gain * records["c_first"]["gain"] / 2.0)
     assert gate["enabled"] and not gate["passed"]
     assert records["b_answer"]["fill_value"] >= gate["limit"]
     off_gates = {g["gate"]: g for r in off.trace for g in r["step_details"]["gates"]}

@@ -84,7 +84,9 @@ def build_bubble(
     scored = scoring.scored
     if switches.engine_order:
         scored.sort(key=engine_order_key)
-    selection = select(scored, params, switches, config.buckets.shares, scoring.facets)
+    selection = select(
+        scored, params, switches, config.buckets.shares, scoring.facets, proximity=scoring.proximity
+    )
     run = RunContext(
         run_id=run_id,
         timestamp=json_time(now),

@@ -16,13 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from esbubble.config import BubbleConfig, PriorsConfig
+from esbubble.config import BubbleConfig, BubbleParams, PriorsConfig
 from esbubble.core.analysis import analyzed_counts, distinct_words
 from esbubble.core.named import NamedRows
+from esbubble.core.proximity import Proximity, query_pairs
 from esbubble.core.relevance import (
     Facet,
     IdfTable,
     TermStats,
+    analysed_query_terms,
     facet_terms,
     idf_table,
     query_facets,
@@ -54,6 +56,7 @@ class ScoredCandidate(NamedTuple):
     facet_weights: tuple[float, ...]
     matches: tuple[TermMatchDict, ...] = ()
     named: str | None = None  # a table row: its cell value the question names (``core.named``)
+    near: tuple[str, ...] = ()  # the question's word pairs it holds close together (``core.proximity``)
 
     @property
     def chunk_id(self) -> str:
@@ -199,12 +202,23 @@ def engine_order_key(scored: ScoredCandidate) -> tuple[int, str]:
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    """The scored candidates in score order, the query's facets, the term statistics used (bm25) and θ."""
+    """The scored candidates in score order, the query's facets, the term statistics used (bm25), θ and
+    the question's word pairs (None: proximity off)."""
 
     scored: list[ScoredCandidate]
     facets: tuple[Facet, ...]
     stats: TermStats | None
     theta: float
+    proximity: Proximity | None = None
+
+
+def query_proximity(query: str, params: BubbleParams) -> Proximity | None:
+    """The question's successive analysed word pairs under ``params`` (``core.proximity``), or None when
+    proximity is off: ``proximity = 0``, or the paper's score order."""
+    if not params.proximity or params.selection != "coverage":
+        return None
+    terms = analysed_query_terms(query, params.stop_words)
+    return Proximity(query_pairs(terms), params.proximity_window)
 
 
 def chunk_words(chunk: Chunk, stops: frozenset[str], *, standard: bool) -> frozenset[str]:
@@ -234,6 +248,7 @@ class Scorer:
     use_priors: bool
     idf: IdfTable  # bm25: the facets' terms with their idf, once per run
     named_rows: NamedRows | None  # the coverage order with ``named_row``: which rows the query names
+    proximity: Proximity | None  # bm25 coverage order with ``proximity``: the question's word pairs
 
     @classmethod
     def prepare(
@@ -260,6 +275,7 @@ class Scorer:
             use_priors=use_priors,
             idf=idf_table(facets, stats) if stats is not None else (),
             named_rows=NamedRows(query) if params.named_row and params.selection == "coverage" else None,
+            proximity=query_proximity(query, params) if stats is not None else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -298,8 +314,10 @@ class Scorer:
         if rows is not None and chunk.row_number is not None:
             terms = stored_terms(chunk)
             named = rows.value(chunk.text, chunk.context, None if terms is None else terms.cells)
+        proximity = self.proximity
+        near = proximity.near(chunk.text, stems[0]) if proximity is not None and stems is not None else ()
         return ScoredCandidate(
-            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named
+            candidate, bucket, tf, relevance, boost, lp, raw, raw * lp, words, weights, matches, named, near
         )
 
 
@@ -332,7 +350,7 @@ def score_candidates(
     scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets)
     scored = list(map(scorer.score_with, candidates, stems or itertools.repeat(None, len(candidates))))
     scored.sort(key=score_order_key)
-    return Scoring(scored=scored, facets=scorer.facets, stats=stats, theta=theta)
+    return Scoring(scored=scored, facets=scorer.facets, stats=stats, theta=theta, proximity=scorer.proximity)
 
 
 def score_one(

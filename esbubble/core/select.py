@@ -32,6 +32,7 @@ from typing import Literal
 from esbubble.config import BubbleParams
 from esbubble.core.budget import Budget, bucket_caps
 from esbubble.core.gates import GateResults, Redundancy, Verdicts, reason_of, run_gates
+from esbubble.core.proximity import Proximity
 from esbubble.core.relevance import Facet, facet_terms
 from esbubble.core.score import ScoredCandidate, combine
 from esbubble.core.trace import Decision
@@ -93,13 +94,17 @@ def resolve_shares(
 
 
 def relevance_demand(
-    scored: Sequence[ScoredCandidate], params: BubbleParams, order: Order, facet_count: int
+    scored: Sequence[ScoredCandidate],
+    params: BubbleParams,
+    order: Order,
+    facet_count: int,
+    proximity: Proximity | None = None,
 ) -> dict[str, float]:
     """Per bucket, the tokens its candidates would take if the budget were filled in the selection
     order with every relevant candidate (relevance above ``min_score``) that fits, no bucket capped:
     where the evidence is, in the unit the budget is spent in."""
     relevant = [c for c in scored if c.relevance > params.min_score]
-    coverage = _Coverage.of(relevant, facet_count, params, by_gain=order is _gain_order)
+    coverage = _Coverage.of(relevant, facet_count, params, by_gain=order is _gain_order, proximity=proximity)
     demand: dict[str, float] = {}
     left = params.token_budget
     for candidate, _, _ in order(relevant, coverage):
@@ -191,7 +196,8 @@ class Weight:
     chunk_share: float = 1.0
     named: float = 1.0  # 1 + named_row for a row the query names (``core.named``), else 1
     rank: float = 1.0  # ``rank_weight`` of its engine rank (1 when off)
-    factor: float = 1.0  # share × engine × chunk_share ** power × named × rank: what the gain multiplies by
+    proximity: float = 1.0  # ``Proximity.weight`` of the question's word pairs it holds (1 when off)
+    factor: float = 1.0  # share × engine × chunk_share ** power × named × rank × proximity: the gain's factor
 
     @classmethod
     def of(
@@ -203,12 +209,18 @@ class Weight:
         *,
         named: float = 1.0,
         rank: float = 1.0,
+        proximity: float = 1.0,
     ) -> Weight:
-        factor = share * engine * chunk_share**power * named * rank  # x ** 0 is 1.0
-        return cls(share, engine, chunk_share, named, rank, factor)
+        factor = share * engine * chunk_share**power * named * rank * proximity  # x ** 0 is 1.0
+        return cls(share, engine, chunk_share, named, rank, proximity, factor)
 
 
 NEUTRAL = Weight()
+
+
+def gate_value(value: float, weight: Weight) -> float:
+    """What the gain gate compares with its floor: a gain (or fill value) without its proximity weight."""
+    return value / weight.proximity
 
 
 # The version a heap key that never changes is tagged with (a candidate that matches no facet, or a
@@ -249,6 +261,7 @@ class _Coverage:
         chunk_power: float = 0.0,
         named_row: float = 0.0,
         engine_rank: float = 0.0,
+        proximity: tuple[Proximity, float] | None = None,
         spent_gain: float = 0.0,
         min_gain: float = 0.0,
     ) -> None:
@@ -300,7 +313,8 @@ class _Coverage:
         chunks = chunk_shares(self._hits, best) if chunk_power else {}
         # Per candidate that matches a facet (by object): its weight (none when every switch is off).
         self._weights: dict[int, Weight] = {}
-        if by_document or chunk_power or named or engine_rank:
+        pairs, strength = proximity or (None, 0.0)
+        if by_document or chunk_power or named or engine_rank or pairs:
             for candidate in scored:
                 key = id(candidate)
                 if self._hits[key]:
@@ -313,6 +327,7 @@ class _Coverage:
                         chunk_power,
                         named=named.get(key, 1.0),
                         rank=rank_weight(candidate.candidate.es_rank, engine_rank),
+                        proximity=pairs.weight(len(candidate.near), strength) if pairs else 1.0,
                     )
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
@@ -324,12 +339,23 @@ class _Coverage:
         )
         best_alone = max(self.alone.values(), default=0.0)
         self.floor = spent_gain * best_alone if best_alone > 0 and spent_gain else -math.inf
-        self.gain_floor = min_gain * best_alone if best_alone > 0 and min_gain else None
+        # The gain gate reads gains without their proximity weight (``gate_value``): proximity orders
+        # candidates, it does not decide whether one is worth its tokens.
+        best_plain = max(
+            (gain / self.weight_of(key).proximity for key, gain in self.alone.items()), default=0.0
+        )
+        self.gain_floor = min_gain * best_plain if best_plain > 0 and min_gain else None
         self._top = top
 
     @classmethod
     def of(
-        cls, scored: Sequence[ScoredCandidate], facet_count: int, params: BubbleParams, *, by_gain: bool
+        cls,
+        scored: Sequence[ScoredCandidate],
+        facet_count: int,
+        params: BubbleParams,
+        *,
+        by_gain: bool,
+        proximity: Proximity | None = None,
     ) -> _Coverage:
         """The coverage the profile asks for; document weights only where the gain order reads them."""
         return cls(
@@ -343,6 +369,7 @@ class _Coverage:
             chunk_power=params.chunk_share if by_gain else 0.0,
             named_row=params.named_row if by_gain else 0.0,
             engine_rank=params.engine_rank if by_gain else 0.0,
+            proximity=(proximity, params.proximity) if by_gain and proximity is not None else None,
             spent_gain=params.spent_gain if by_gain else 0.0,
             min_gain=params.min_gain if by_gain else 0.0,
         )
@@ -386,7 +413,11 @@ class _Coverage:
 
     def weight(self, scored: ScoredCandidate) -> Weight:
         """The candidate's weight (neutral when every switch is off or it matches no facet)."""
-        return self._weights.get(id(scored), NEUTRAL)
+        return self.weight_of(id(scored))
+
+    def weight_of(self, key: int) -> Weight:
+        """``weight`` of the candidate whose ``id`` is ``key``."""
+        return self._weights.get(key, NEUTRAL)
 
     def fixed(self, scored: ScoredCandidate) -> bool:
         """The candidate matches no facet, so no admission changes its gain."""
@@ -546,7 +577,7 @@ class Bubbling:
         gates = run_gates(
             self.verdicts,
             relevance=(self._relevance(scored), self._min_score),
-            gain=(gain if fill is None else fill, self._gain_floor),
+            gain=(gate_value(gain if fill is None else fill, weight), self._gain_floor),
             redundancy=(value, self._delta),
             section_budget=(size, bucket_left if pool is None else pool),
             global_budget=(size, budget_left),
@@ -562,7 +593,7 @@ class Bubbling:
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
             covered, weight.share, weight.engine, weight.chunk_share, nearest, fill, weight.named,
-            weight.rank,
+            weight.rank, weight.proximity,
         )  # fmt: skip
 
 
@@ -572,18 +603,21 @@ def select(
     switches: VariantSwitches,
     shares: Mapping[str, float],
     facets: Sequence[Facet] = (),
+    *,
+    proximity: Proximity | None = None,
 ) -> Selection:
-    """Greedy selection over ``scored`` (given in score order, or engine order for ``engine_topk``)."""
+    """Greedy selection over ``scored`` (given in score order, or engine order for ``engine_topk``);
+    ``proximity`` holds the question's word pairs (``Scoring.proximity``; None: off)."""
     by_gain = params.selection == "coverage" and not switches.engine_order
     order: Order = _gain_order if by_gain else _score_order
     present = {s.bucket for s in scored}
     # The demand pass is a whole extra greedy run: only worth it when some bucket's share depends on it.
     mode = params.unlisted_mode
     needs_demand = mode == "demand" and not present.issubset(shares)
-    mass = relevance_demand(scored, params, order, len(facets)) if needs_demand else None
+    mass = relevance_demand(scored, params, order, len(facets), proximity) if needs_demand else None
     resolved = resolve_shares(present, shares, mass, params.share_floor, mode=mode)
     caps = bucket_caps(resolved, params.token_budget)
-    coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain)
+    coverage = _Coverage.of(scored, len(facets), params, by_gain=by_gain, proximity=proximity)
     floor = coverage.gain_floor
     bubble = Bubbling(
         params=params,
