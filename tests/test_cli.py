@@ -379,6 +379,8 @@ def test_trace_explains_one_candidate_by_rank_or_chunk_id(with_sample: list[str]
             assert f"vs #{rank_of[record['overlap_with']]}" in text
         for match in record["step_details"]["terms"]:
             assert f"{match['term']} ({match['facet']}): idf" in text
+        near = ", ".join(record["near"]) or "no pair of the question"
+        assert f"near       {near}; proximity weight {record['proximity_weight']:.2f}" in text
         second = record["step_details"]["second_pass"]
         if second:
             assert [(g["gate"], "pass" if g["passed"] else "FAIL") for g in second] == explained_gates(

@@ -305,6 +305,8 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
         f"  facets     {', '.join(r['facets']) or 'none'}; "
         f"new to the bubble: {', '.join(r['facets_new']) or 'none'}",
         f"  covered    when decided: {covered or 'nothing'}",
+        f"  near       {', '.join(r.get('near') or ()) or 'no pair of the question'}; "
+        f"proximity weight {_number(r.get('proximity_weight'))}",
         f"  gain       {_number(r.get('gain'))}; fill value {fill}; document weight {document}; "
         f"chunk share {_number(r.get('chunk_share'))}",
         *_named_line(r),

@@ -150,7 +150,8 @@ def relevance_gate(score: float, min_score: float) -> GateDict:
 
 def gain_gate(value: float, floor: float, *, enabled: bool = True) -> GateDict:
     """Too little gain: what orders a candidate (its gain, or a spent one's fill value) must be at least
-    ``floor`` (``min_gain`` of the best gain on the empty bubble)."""
+    ``floor`` (``min_gain`` of the best gain on the empty bubble), both without their proximity weight
+    (``core.select.gate_value``)."""
     return gate_result("gain", value, floor, enabled=enabled)
 
 

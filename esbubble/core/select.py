@@ -239,13 +239,14 @@ class _Coverage:
     not shut out by the boilerplate that merely names its term. A chunk's facet weights count as much
     as its ``Weight`` says: its document's share of the query and engine weight (each 1 when off),
     its own share of the query, to the power ``chunk_power`` (``chunk_shares``; 1 when 0), and
-    ``1 + named_row`` for a row the query names (``core.named``; 1 when 0), and ``rank_weight`` of
-    its engine rank (1 when ``engine_rank`` is 0). Each facet
+    ``1 + named_row`` for a row the query names (``core.named``; 1 when 0), ``rank_weight`` of
+    its engine rank (1 when ``engine_rank`` is 0), and ``Proximity.weight`` of the question's word
+    pairs it holds close (``proximity``: the question's pairs and the strength; 1 when None). Each facet
     counts as much as the engine's best match for it (``engine_ratios``; 1 when off). A candidate whose
     gain is below ``floor`` (``spent_gain`` of the best gain on the empty bubble; none when that is 0
     or no gain is positive) is spent (``entry``). ``gain_floor`` is what the gain gate asks of what
-    orders a candidate (``min_gain`` of that best gain; None, the gate off, when that is 0 or no gain
-    is positive).
+    orders a candidate, both without their proximity weight (``gate_value``: ``min_gain`` of that best
+    gain; None, the gate off, when that is 0 or no gain is positive).
     """
 
     def __init__(
