@@ -67,14 +67,13 @@ class Proximity:
         possible = [pair for pair in self.pairs if pair[0] in stems and pair[1] in stems]
         if not possible:
             return ()
-        positions: dict[str, list[int]] = {}
+        wanted = {term for pair in possible for term in pair}
+        positions: dict[str, list[int]] = {term: [] for term in wanted}
         for index, term in enumerate(analyze(text)):
-            positions.setdefault(term, []).append(index)
-        empty: list[int] = []
+            if term in wanted:
+                positions[term].append(index)
         return tuple(
-            pair_name(pair)
-            for pair in possible
-            if _near(positions.get(pair[0], empty), positions.get(pair[1], empty), self.window)
+            pair_name(pair) for pair in possible if _near(positions[pair[0]], positions[pair[1]], self.window)
         )
 
     def weight(self, near: int, strength: float) -> float:
