@@ -14,6 +14,7 @@ from esbubble.core.analysis import analyze, analyzed_counts
 from esbubble.core.bubble import build_bubble
 from esbubble.core.proximity import Proximity, pair_name, query_pairs
 from esbubble.core.relevance import analysed_query_terms
+from esbubble.core.score import scorer_for
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 WORDS = ("backup", "strategy", "recovery", "targets", "check", "alpha", "beta", "gamma")
@@ -110,3 +111,17 @@ def test_proximity_is_off_in_the_papers_mode() -> None:
     config = BubbleConfig().with_overrides(selection="score", relevance="tf")
     built = build_bubble("backup strategy", [candidate], config, run_id="r", now=NOW)
     assert built.trace[0]["near"] == [] and built.trace[0]["proximity_weight"] == 1.0
+
+
+def test_the_engines_order_and_repairs_swaps_read_no_pairs() -> None:
+    """``engine_topk`` orders by the engine's rank and a repair swap by its utility: neither weighs the
+    pairs, so neither reads them (a record listing pairs would claim a weight its decision never had)."""
+    candidate = make_candidate("c", "Backup", "Every backup owner reviews the recovery targets.", 20)
+    query = "backup recovery targets"
+    config = BubbleConfig()
+    built = build_bubble(query, [candidate], config, run_id="r", now=NOW, variant="engine_topk")
+    assert built.trace[0]["near"] == [] and built.trace[0]["proximity_weight"] == 1.0
+    full = build_bubble(query, [candidate], config, run_id="r", now=NOW)
+    assert full.trace[0]["near"] == ["backup recoveri", "recoveri target"]
+    newcomer = scorer_for(query, config, use_priors=True, theta=1.0, stats=None, first=candidate)
+    assert newcomer.proximity is None and newcomer.score(candidate).near == ()

@@ -80,7 +80,9 @@ def build_bubble(
     chosen: Variant = variant or config.bubble.variant
     switches = VARIANTS[chosen]
     params = config.bubble
-    scoring = score_candidates(query, candidates, config, use_priors=switches.priors, stats=stats)
+    scoring = score_candidates(
+        query, candidates, config, use_priors=switches.priors, stats=stats, engine_order=switches.engine_order
+    )
     scored = scoring.scored
     if switches.engine_order:
         scored.sort(key=engine_order_key)

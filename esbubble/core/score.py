@@ -260,8 +260,10 @@ class Scorer:
         stats: TermStats | None,
         theta: float,
         facets: tuple[Facet, ...],
+        pairs: bool = True,
     ) -> Scorer:
-        """The scorer for ``query``, whose ``query_facets_of`` are ``facets``."""
+        """The scorer for ``query``, whose ``query_facets_of`` are ``facets``; ``pairs=False`` reads no word
+        pairs (the engine's order and repair's swaps do not weigh them)."""
         params = config.bubble
         return cls(
             config=config,
@@ -275,7 +277,7 @@ class Scorer:
             use_priors=use_priors,
             idf=idf_table(facets, stats) if stats is not None else (),
             named_rows=NamedRows(query) if params.named_row and params.selection == "coverage" else None,
-            proximity=query_proximity(query, params) if stats is not None else None,
+            proximity=query_proximity(query, params) if pairs and stats is not None else None,
         )
 
     def score(self, candidate: Candidate) -> ScoredCandidate:
@@ -328,8 +330,11 @@ def score_candidates(
     *,
     use_priors: bool = True,
     stats: TermStats | None = None,
+    engine_order: bool = False,
 ) -> Scoring:
     """Score every candidate; ``scored`` is in score order (descending score, ties by chunk_id).
+
+    ``engine_order`` (the ``engine_topk`` variant) reads no word pairs: that order never weighs them.
 
     With ``use_priors=False`` (variants without structure) the boost is 0, so
     ``score_raw = relevance + boost`` still holds in the trace. Under ``bm25``
@@ -347,25 +352,12 @@ def score_candidates(
     else:
         stats = None
     theta = resolve_theta(candidates, config.bubble.length_norm)
-    scorer = Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets)
+    scorer = Scorer.prepare(
+        query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets, pairs=not engine_order
+    )
     scored = list(map(scorer.score_with, candidates, stems or itertools.repeat(None, len(candidates))))
     scored.sort(key=score_order_key)
     return Scoring(scored=scored, facets=scorer.facets, stats=stats, theta=theta, proximity=scorer.proximity)
-
-
-def score_one(
-    query: str,
-    candidate: Candidate,
-    config: BubbleConfig,
-    *,
-    use_priors: bool,
-    theta: float,
-    stats: TermStats | None,
-) -> ScoredCandidate:
-    """Score one candidate as ``score_candidates`` would within a run whose θ and statistics are given."""
-    return scorer_for(query, config, use_priors=use_priors, theta=theta, stats=stats, first=candidate).score(
-        candidate
-    )
 
 
 def scorer_for(
@@ -378,11 +370,14 @@ def scorer_for(
     first: Candidate | None = None,
 ) -> Scorer:
     """The scorer of a run whose θ and statistics are given (repair scores newcomers against the bubble
-    they join); under bm25 without statistics, ``first``'s own terms stand in for them."""
+    they join); under bm25 without statistics, ``first``'s own terms stand in for them. It reads no word
+    pairs: a swap is decided by its utility, not by the coverage order."""
     facets = query_facets_of(query, config)
     if config.bubble.relevance == "tf":
         stats = None
     elif stats is None:
         own = [chunk_stems(first.chunk)] if first is not None else []
         stats = stats_from_candidates(own, facet_terms(facets))
-    return Scorer.prepare(query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets)
+    return Scorer.prepare(
+        query, config, use_priors=use_priors, stats=stats, theta=theta, facets=facets, pairs=False
+    )
