@@ -17,6 +17,7 @@ from esbubble.app.cli_render import empty_reason, explain
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import GATE_ORDER
+from esbubble.models import Variant
 from esbubble.store.connection import Store
 
 
@@ -306,6 +307,51 @@ def explained_gates(output: str, heading: str) -> list[tuple[str, str]]:
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith(heading)) + 1
     return [(line.split()[0], line.split()[-1]) for line in lines[start : start + len(GATE_ORDER)]]
+
+
+def test_an_explanation_of_a_budget_rejection_names_what_took_the_room() -> None:
+    """Pure core, no engine: a chunk the global budget stopped lists every chunk admitted before it with
+    its tokens and gain; one a section budget stopped lists only those of its bucket; an admitted
+    chunk has no such line."""
+    candidates = [
+        text_candidate("a1", "A", "waterproofing membrane for the basement slab", 40),
+        text_candidate("b1", "B", "waterproofing membrane laps at the walls", 30),
+        text_candidate("a2", "A", "membrane and waterproofing at the lift pit", 30),
+        text_candidate("b2", "B", "waterproofing of the membrane upstands", 35),
+    ]
+
+    def explained(
+        config: BubbleConfig, variant: Variant
+    ) -> tuple[dict[str, tuple[str, list[str]]], str, str]:
+        """Per chunk its final reason and ``room`` line, and how a2 and b1 are listed, in a bubble."""
+        bubble = build_bubble("waterproofing membrane", candidates, config, run_id="r", now=datetime.now(UTC),
+                              variant=variant)  # fmt: skip
+        # both orders (score, gain) decide a2, b1, b2, a1
+        assert [r["chunk_id"] for r in bubble.trace] == ["a2", "b1", "b2", "a1"]
+        ranks = {r["chunk_id"]: r["rank"] for r in bubble.trace}
+        gains = {r["chunk_id"]: r["gain"] for r in bubble.trace}
+        rooms = {
+            r["chunk_id"]: (
+                r["final_reason"],
+                [line for line in explain(r, ranks, bubble.trace) if line.startswith("  room")],
+            )
+            for r in bubble.trace
+        }
+        return rooms, f"#1 (30 tokens, gain {gains['a2']:.2f})", f"#2 (30 tokens, gain {gains['b1']:.2f})"
+
+    # 70 tokens and no section budget (flat_topk): a2 and b1 leave 10
+    flat, a2, b1 = explained(parse_config({"bubble": {"token_budget": 70}}), "flat_topk")
+    assert flat["a2"] == flat["b1"] == ("passed_all_gates", [])
+    room = f"  room       taken by the 2 chunks admitted before it, 60 tokens: {a2}, {b1}"
+    assert flat["b2"] == flat["a1"] == ("budget_exceeded", [room])
+    # 100 tokens in caps of 60 (A) and 40 (B), no second pass: each is stopped by its own bucket
+    caps = parse_config({"bubble": {"token_budget": 100, "slack_policy": "strict"},
+                         "buckets": {"shares": {"A": 0.6, "B": 0.4}}})  # fmt: skip
+    full, a2, b1 = explained(caps, "full")
+    assert full["a2"] == full["b1"] == ("passed_all_gates", [])
+    of = "  room       taken by the 1 chunk of bucket {} admitted before it, 30 tokens: {}"
+    assert full["b2"] == ("section_budget_exceeded", [of.format("B", b1)])
+    assert full["a1"] == ("section_budget_exceeded", [of.format("A", a2)])
 
 
 def test_an_explanation_marks_switched_off_gates_and_the_first_failure() -> None:

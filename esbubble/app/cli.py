@@ -580,7 +580,10 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
 @click.option(
     "--rank",
     type=click.IntRange(min=1),
-    help="Explain one candidate, by its rank in the table: its terms, the coverage and every gate.",
+    help=(
+        "Explain one candidate, by its rank in the table: its terms, the coverage, every gate and, when a"
+        " budget stopped it, what had taken the room."
+    ),
 )
 @click.option("--chunk", "chunk_id", metavar="CHUNK_ID", help="Explain one candidate, by its chunk id.")
 @json_option

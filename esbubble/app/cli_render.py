@@ -225,7 +225,7 @@ def print_decisions(manifest: RunManifest, records: Sequence[TraceDict], chosen:
     print_run_header(manifest)
     ranks = {r["chunk_id"]: r["rank"] for r in records}
     for record in chosen:
-        click.echo("\n".join(explain(record, ranks)))
+        click.echo("\n".join(explain(record, ranks, records)))
 
 
 def print_trace(manifest: RunManifest, records: Sequence[TraceDict], *, limit: int | None) -> None:
@@ -277,10 +277,11 @@ def _named_line(record: TraceDict) -> list[str]:
     return [f"  named      the question names this row's {named!r}: weight {weight}"]
 
 
-def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
+def explain(record: TraceDict, ranks: Mapping[str, int], records: Sequence[TraceDict] = ()) -> list[str]:
     """One candidate's decision in words (``trace --rank`` / ``--chunk``): where the chunk comes from,
-    how it scored and on which terms, what the bubble covered when it was decided, and every gate's
-    value against its limit in gate order — the first that failed gave the final reason."""
+    how it scored and on which terms, what the bubble covered when it was decided, every gate's
+    value against its limit in gate order — the first that failed gave the final reason — and, for a
+    chunk a budget stopped, which chunks of the run (``records``) had taken the room (``room_line``)."""
     r, details = record, record["step_details"]
     place = ", ".join(p for p in (r["section"], _where(r["row_number"], r["page"])) if p)
     stored = r.get("relevance")  # none in a record older than bm25 relevance: its tf was the relevance
@@ -313,6 +314,7 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
         f"  overlap    {_g(r['overlap'])}{_versus(r, ranks)} (δ {_g(r['threshold'])})",
         "  gates      in order; the first that failed gave the reason",
         *map(_gate_line, details["gates"]),
+        *room_line(r, records),
     ]
     if details["second_pass"]:
         lines.append(f"  second pass, {_g(details['pool_remaining'] or 0.0)} tokens left in the pool")
@@ -332,6 +334,37 @@ def explain(record: TraceDict, ranks: Mapping[str, int]) -> list[str]:
     ]
     lines += [f"  note       {note}" for note in details["notes"]]
     return lines
+
+
+def room_line(record: TraceDict, records: Sequence[TraceDict]) -> list[str]:
+    """For a chunk the global or section budget stopped in the first pass: the chunks admitted before
+    it (by rank, in its bucket for the section budget) with their tokens and gains — what it would have
+    had to displace. Empty for any other decision, or when it was decided again in a second pass."""
+    reason = record["final_reason"]
+    if reason not in ("budget_exceeded", "section_budget_exceeded") or record["step_details"]["second_pass"]:
+        return []
+    bucket = record["bucket"] if reason == "section_budget_exceeded" else None
+    before = sorted(
+        (
+            r
+            for r in records
+            if r["selection_order"] is not None
+            and r["rank"] < record["rank"]
+            and r["stage"] == "selection"
+            and not r["step_details"]["second_pass"]
+            and (bucket is None or r["bucket"] == bucket)
+        ),
+        key=lambda r: r["rank"],
+    )
+    if not before:
+        return []
+    spent = ", ".join(
+        f"#{r['rank']} ({r['token_count']} tokens, gain {_number(r.get('gain'))})" for r in before
+    )
+    where = f" of bucket {bucket}" if bucket is not None else ""
+    total = sum(r["token_count"] for r in before)
+    chunks = f"{len(before)} chunk{'s' if len(before) > 1 else ''}{where}"
+    return [f"  room       taken by the {chunks} admitted before it, {total} tokens: {spent}"]
 
 
 def _gate_line(gate: GateDict) -> str:
