@@ -344,6 +344,10 @@ def test_an_explanation_of_a_budget_rejection_names_what_took_the_room() -> None
     assert flat["a2"] == flat["b1"] == ("passed_all_gates", [])
     room = f"  room       taken by the 2 chunks admitted before it, 60 tokens: {a2}, {b1}"
     assert flat["b2"] == flat["a1"] == ("budget_exceeded", [room])
+    # the defaults (each bucket may take the whole budget): stopped in the global_pool second pass
+    pooled, a2, b1 = explained(parse_config({"bubble": {"token_budget": 70}}), "full")
+    room = f"  room       taken by the 2 chunks admitted before it, 60 tokens: {a2}, {b1}"
+    assert pooled["b2"] == pooled["a1"] == ("budget_exceeded", [room])
     # 100 tokens in caps of 60 (A) and 40 (B), no second pass: each is stopped by its own bucket
     caps = parse_config({"bubble": {"token_budget": 100, "slack_policy": "strict"},
                          "buckets": {"shares": {"A": 0.6, "B": 0.4}}})  # fmt: skip

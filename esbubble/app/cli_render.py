@@ -12,6 +12,7 @@ import shutil
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -314,11 +315,11 @@ def explain(record: TraceDict, ranks: Mapping[str, int], records: Sequence[Trace
         f"  overlap    {_g(r['overlap'])}{_versus(r, ranks)} (δ {_g(r['threshold'])})",
         "  gates      in order; the first that failed gave the reason",
         *map(_gate_line, details["gates"]),
-        *room_line(r, records),
     ]
     if details["second_pass"]:
         lines.append(f"  second pass, {_g(details['pool_remaining'] or 0.0)} tokens left in the pool")
         lines += map(_gate_line, details["second_pass"])
+    lines += room_line(r, records)
     swap = details["replacement"]
     if swap is not None:
         victim, newcomer = swap["victim_chunk_id"], swap["newcomer_chunk_id"]
@@ -337,24 +338,28 @@ def explain(record: TraceDict, ranks: Mapping[str, int], records: Sequence[Trace
 
 
 def room_line(record: TraceDict, records: Sequence[TraceDict]) -> list[str]:
-    """For a chunk the global or section budget stopped in the first pass: the chunks admitted before
-    it (by rank, in its bucket for the section budget) with their tokens and gains — what it would have
-    had to displace. Empty for any other decision, or when it was decided again in a second pass."""
-    reason = record["final_reason"]
-    if reason not in ("budget_exceeded", "section_budget_exceeded") or record["step_details"]["second_pass"]:
+    """For a chunk the global or section budget stopped: the chunks of the run (``records``) admitted
+    before it was decided, with their tokens and gains — what it would have had to displace. They are
+    the first ``count`` admitted (``selection_order``), ``count`` being what its ``max_chunks`` gate
+    read, in the pass that decided it; a section budget's first pass counts only its bucket's. Empty
+    for any other decision."""
+    if record["final_reason"] not in ("budget_exceeded", "section_budget_exceeded"):
         return []
-    bucket = record["bucket"] if reason == "section_budget_exceeded" else None
+    details = record["step_details"]
+    gates = details["second_pass"] or details["gates"]
+    count = next(g["value"] for g in gates if g["gate"] == "max_chunks")
+    bucket = None
+    if record["final_reason"] == "section_budget_exceeded" and not details["second_pass"]:
+        bucket = record["bucket"]
     before = sorted(
         (
             r
             for r in records
             if r["selection_order"] is not None
-            and r["rank"] < record["rank"]
-            and r["stage"] == "selection"
-            and not r["step_details"]["second_pass"]
+            and r["selection_order"] <= count
             and (bucket is None or r["bucket"] == bucket)
         ),
-        key=lambda r: r["rank"],
+        key=itemgetter("selection_order"),
     )
     if not before:
         return []
