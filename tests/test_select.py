@@ -51,6 +51,14 @@ def test_default_bm25_profile_rejects_no_chunk_for_a_bucket_cap() -> None:
     assert "section_budget_exceeded" not in reasons.values()
     assert bubble.tokens_used == 100
     assert bubble.bucket_shares == {"A": 1.0, "B": 1.0}
+    # a cap of the whole budget caps nothing: the global budget refuses in the first pass, the section
+    # gate reads T_B, and no slack is left for a second pass that could only refuse them again
+    assert bubble.bucket_caps == {"A": 100, "B": 100} and bubble.pool == 0
+    refused = [r for r in bubble.trace if r["final_reason"] == "budget_exceeded"]
+    assert refused and all(not r["step_details"]["second_pass"] for r in bubble.trace)
+    assert {
+        g["limit"] for r in refused for g in r["step_details"]["gates"] if g["gate"] == "section_budget"
+    } == {100.0}
     equal = config.with_overrides(unlisted_shares="equal")
     capped = build_bubble("slab membrane", candidates, equal, run_id="equal", now=NOW)
     assert "section_budget_exceeded" in _reasons(capped).values()

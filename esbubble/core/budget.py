@@ -66,8 +66,15 @@ class Budget:
         return float(self.total - self.spent)
 
     def cap_of(self, bucket: str) -> int | None:
-        """The bucket's cap, 0 for a bucket closed to newcomers, None when only ``T_B`` bounds it."""
-        return self.caps.get(bucket, 0 if self.closed_to_new else None)
+        """The bucket's cap, 0 for a bucket closed to newcomers, None when only ``T_B`` bounds it.
+
+        A cap of ``T_B`` or more is None too: what such a bucket has left is never less than what the
+        global budget has left, so its cap can never stop a chunk the global budget lets in, and a
+        chunk that does not fit is refused by the global budget, not by a section budget it never
+        reached (``pool``'s default, where every bucket without a share may spend the whole budget).
+        """
+        cap = self.caps.get(bucket, 0 if self.closed_to_new else None)
+        return None if cap is not None and cap >= self.total else cap
 
     def bucket_remaining(self, bucket: str) -> float:
         """What the bucket may still take: the section budget gate's limit (``T_B`` when uncapped)."""
@@ -105,8 +112,13 @@ class Budget:
         return self.count
 
     def unspent(self) -> int:
-        """The global_pool slack: what the capped buckets left unspent."""
-        return sum(max(0, cap - self.bucket_spent.get(bucket, 0)) for bucket, cap in self.caps.items())
+        """The global_pool slack: what the capped buckets left unspent (a cap of ``T_B`` or more caps
+        nothing, ``cap_of``)."""
+        return sum(
+            max(0, cap - self.bucket_spent.get(bucket, 0))
+            for bucket, cap in self.caps.items()
+            if cap < self.total
+        )
 
     def trial(self) -> Budget:
         """A copy to try spending on without touching this budget."""
