@@ -114,11 +114,8 @@ class Budget:
     def unspent(self) -> int:
         """The global_pool slack: what the capped buckets left unspent (a cap of ``T_B`` or more caps
         nothing, ``cap_of``)."""
-        return sum(
-            max(0, cap - self.bucket_spent.get(bucket, 0))
-            for bucket, cap in self.caps.items()
-            if cap < self.total
-        )
+        caps = ((bucket, self.cap_of(bucket)) for bucket in self.caps)
+        return sum(max(0, cap - self.bucket_spent.get(bucket, 0)) for bucket, cap in caps if cap is not None)
 
     def trial(self) -> Budget:
         """A copy to try spending on without touching this budget."""

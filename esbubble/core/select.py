@@ -343,7 +343,7 @@ class _Coverage:
         # The gain gate reads gains without their proximity weight (``gate_value``): proximity orders
         # candidates, it does not decide whether one is worth its tokens.
         best_plain = max(
-            (gain / self.weight_of(key).proximity for key, gain in self.alone.items()), default=0.0
+            (gate_value(gain, self.weight_of(key)) for key, gain in self.alone.items()), default=0.0
         )
         self.gain_floor = min_gain * best_plain if best_plain > 0 and min_gain else None
         self._top = top
