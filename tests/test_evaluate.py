@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from esbubble.app.evaluate import DELTA_SWEEP, EvalCase, evaluate_cases, evaluation_tables
 from esbubble.config import BubbleConfig, parse_config
+from esbubble.core.metrics import GoldItems
 from esbubble.errors import ConfigError, InputError
 from esbubble.models import Candidate, Chunk
 
@@ -219,3 +220,49 @@ def test_gold_by_engine_rank_pools_the_items_each_variant_holds_by_their_best_ca
     table = next(t for t in evaluation_tables(evaluation) if t.title.startswith("Gold by engine rank"))
     assert table.columns == ["variant", "1–3 (1)", "4–10 (2)"]
     assert table.rows[0] == ["engine_topk", "1.00", f"{evaluation.recall_by_rank['engine_topk']['4–10']:.2f}"]
+
+
+def test_full_against_the_baseline_counts_queries_and_items_and_names_why_full_left_each_loss_out() -> None:
+    # At 30 tokens the engine's order takes c1, c2 (24 tokens) and c6; full takes the rows its gain prefers.
+    case = EvalCase(
+        id="h",
+        query="scope work",
+        category="scope",
+        evidence=["retaining walls", "membrane basement slab", "bitumen sheet", "nowhere at all"],
+        candidates=candidates(CHUNKS),
+    )
+    evaluation = evaluate_cases([case], CONFIG.with_overrides(token_budget=30), now=NOW)
+    versus = evaluation.head_to_head
+    assert versus is not None
+    full = case.bubble(CONFIG.with_overrides(token_budget=30), "full", run_id="r", now=NOW)
+    baseline = case.bubble(CONFIG.with_overrides(token_budget=30), "engine_topk", run_id="r", now=NOW)
+    items = GoldItems.of(evidence=case.evidence)
+    by_full = items.held_by(s.chunk for s in full.selected)
+    by_baseline = items.held_by(s.chunk for s in baseline.selected)
+    pairs = list(zip(by_full, by_baseline, strict=True))
+    assert versus.items == {
+        "full": pairs.count((True, False)), "both": pairs.count((True, True)),
+        "engine_topk": pairs.count((False, True)),
+    }  # fmt: skip
+    assert versus.items["engine_topk"] >= 1  # the case is built so that full loses one the baseline has
+    ahead = sum(by_full) - sum(by_baseline)
+    assert versus.queries == {"full": int(ahead > 0), "same": int(ahead == 0), "engine_topk": int(ahead < 0)}
+    records = {r["chunk_id"]: r for r in full.trace}
+    assert len(versus.losses) == versus.items["engine_topk"]
+    for loss in versus.losses:
+        index = items.labels.index(loss.item)
+        assert by_baseline[index] and not by_full[index]
+        assert loss.chunk_id in {s.chunk.chunk_id for s in baseline.selected}
+        assert items.held_by([next(c for c in CHUNKS if c.chunk_id == loss.chunk_id)])[index]
+        assert (loss.reason, loss.es_rank) == (
+            records[loss.chunk_id]["final_reason"],
+            records[loss.chunk_id]["es_rank"],
+        )
+        assert loss.reason != "passed_all_gates"
+    counts, listed = (
+        t for t in evaluation_tables(evaluation) if t.title.startswith(("full against", "Gold only"))
+    )
+    assert counts.rows[1][1:] == [str(versus.items[k]) for k in ("full", "both", "engine_topk")]
+    assert [row[0] for row in listed.rows] == ["h"] * len(versus.losses)
+    # no query with gold, no comparison
+    assert evaluate_cases(CASES[2:], CONFIG, now=NOW).head_to_head is None

@@ -662,7 +662,11 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     them (1-3, 4-10, 11-30, 31+): whether the bubble keeps what the engine
     ranks first and what it finds further down. --sweep adds each variant's
     gold recall and tokens at other budgets, on the same candidates: whether
-    the bubble beats the engine's own order at the budgets you use. With
+    the bubble beats the engine's own order at the budgets you use. A
+    head-to-head table counts the queries and gold items where full is ahead
+    of, tied with or behind engine_topk at the fixed budget, and lists every
+    gold item only engine_topk holds, with the chunk it is in, its engine rank
+    and tokens, and full's reason for leaving that chunk out. With
     --window/--parent/--repair/--assemble, a delivery table compares each
     query's bubble with what those stages deliver (tokens and gold recall).
     Malformed query-set lines are reported with their line number and the

@@ -23,7 +23,7 @@ from esbubble.core.metrics import BubbleMetrics, GoldItems, aggregate, bubble_me
 from esbubble.core.relevance import TermStats
 from esbubble.core.variants import token_matched_config
 from esbubble.errors import InputError
-from esbubble.models import REJECTION_REASONS, Bubble, Candidate, Variant
+from esbubble.models import REJECTION_REASONS, Bubble, Candidate, FinalReason, Variant
 
 if TYPE_CHECKING:
     from esbubble.store.connection import Store
@@ -107,6 +107,63 @@ class QueryRow(_Model):
     gold_recall: float | None
 
 
+class BaselineLoss(_Model):
+    """A gold item the engine's own order (``engine_topk``) holds at the fixed budget and ``full`` does
+    not: the chunk the baseline holds it in, and why ``full`` left that chunk out."""
+
+    id: str = Field(description="the query's id")
+    category: str | None
+    item: str = Field(description="the gold chunk id, or the evidence phrase as compared (case-folded)")
+    chunk_id: str = Field(description="the best-ranked chunk of the baseline's bubble that holds the item")
+    es_rank: int
+    tokens: int
+    reason: FinalReason = Field(description="full's final_reason for that chunk (its trace record's)")
+
+
+class HeadToHead(_Model):
+    """``full`` against the engine's own order cut at the budget (``engine_topk``), at the fixed budget:
+    whether the bubble beats doing nothing, query by query and item by item, and where it does not."""
+
+    queries: dict[str, int] = Field(
+        description="queries with gold, by which bubble has the higher gold recall: 'full', 'same',"
+        " 'engine_topk'"
+    )
+    items: dict[str, int] = Field(
+        description="gold items by which bubbles hold them: 'full' only, 'both', 'engine_topk' only (items"
+        " neither holds are left out: the retrieval and engine-rank tables count them)"
+    )
+    losses: list[BaselineLoss] = Field(description="every 'engine_topk'-only item, in query order")
+
+
+HEAD_TO_HEAD_KEYS: tuple[str, ...] = ("full", "same", "engine_topk")
+HEAD_TO_HEAD_ITEM_KEYS: tuple[str, ...] = ("full", "both", "engine_topk")
+
+
+def baseline_losses(case: EvalCase, items: GoldItems, baseline: Bubble, full: Bubble) -> list[BaselineLoss]:
+    """The gold items of ``case`` that ``baseline`` holds and ``full`` does not, each with the
+    best-ranked chunk of ``baseline`` holding it and ``full``'s final reason for that chunk."""
+    records = {record["chunk_id"]: record for record in full.trace}
+    held = items.held_by(chosen.chunk for chosen in full.selected)
+    theirs = sorted(
+        (chosen.chunk for chosen in baseline.selected), key=lambda chunk: records[chunk.chunk_id]["es_rank"]
+    )
+    losses = []
+    for index, label in enumerate(items.labels):
+        if held[index]:
+            continue
+        holder = next((chunk for chunk in theirs if items.held_by([chunk])[index]), None)
+        if holder is None:
+            continue
+        record = records[holder.chunk_id]
+        losses.append(
+            BaselineLoss(
+                id=case.id, category=case.category, item=label, chunk_id=holder.chunk_id,
+                es_rank=record["es_rank"], tokens=holder.token_count, reason=record["final_reason"],
+            )
+        )  # fmt: skip
+    return losses
+
+
 class Evaluation(_Model):
     """The paper's tables over one query set."""
 
@@ -149,6 +206,9 @@ class Evaluation(_Model):
     )
     delta_sweep: list[DeltaRow]
     per_query: list[QueryRow]
+    head_to_head: HeadToHead | None = Field(
+        default=None, description="full against engine_topk at the fixed budget (None: no query has gold)"
+    )
     budget_sweep: list[VariantRow] = Field(
         default_factory=list,
         description=(
@@ -238,6 +298,9 @@ def evaluate_cases(
     gold_by_rank: dict[str, int] = dict.fromkeys((label for label, _ in RANK_BANDS), 0)
     held_by_rank: dict[Variant, dict[str, int]] = {v: dict.fromkeys(gold_by_rank, 0) for v in VARIANT_ORDER}
     reach: dict[str, list[float]] = {}  # per category, each query's gold recall of all its candidates
+    versus = dict.fromkeys(HEAD_TO_HEAD_KEYS, 0)  # queries with gold, by which bubble recalls more
+    versus_items = dict.fromkeys(HEAD_TO_HEAD_ITEM_KEYS, 0)
+    losses: list[BaselineLoss] = []
     for case in cases:
         items = GoldItems.of(case.gold, case.evidence)
         ranks = items.engine_ranks(case.candidates)
@@ -247,11 +310,13 @@ def evaluate_cases(
         for band in bands:
             if band is not None:
                 gold_by_rank[band] += 1
+        at_fixed: dict[Variant, tuple[Bubble, tuple[bool, ...]]] = {}
         for variant in VARIANT_ORDER:
             fixed_bubble = bubble(case, config, variant, "fixed")
             m = bubble_metrics(fixed_bubble, case.gold, case.evidence)
             fixed[variant].append(m)
             holds = items.held_by(chosen.chunk for chosen in fixed_bubble.selected)
+            at_fixed[variant] = fixed_bubble, holds
             for band, held in zip(bands, holds, strict=True):
                 if band is not None and held:
                     held_by_rank[variant][band] += 1
@@ -265,6 +330,14 @@ def evaluate_cases(
                     gold_recall=m.gold_recall,
                 )
             )
+        if len(items):
+            (baseline, by_baseline), (full, by_full) = at_fixed["engine_topk"], at_fixed["full"]
+            ahead = sum(by_full) - sum(by_baseline)
+            versus["full" if ahead > 0 else "engine_topk" if ahead < 0 else "same"] += 1
+            for mine, theirs in zip(by_full, by_baseline, strict=True):
+                if mine or theirs:
+                    versus_items["both" if mine and theirs else "full" if mine else "engine_topk"] += 1
+            losses += baseline_losses(case, items, baseline, full)
         matched_cfg = token_matched_config(config, fixed["full"][-1].tokens_used)
         matched_budgets.append(matched_cfg.bubble.token_budget)
         for variant in VARIANT_ORDER:
@@ -334,6 +407,7 @@ def evaluate_cases(
         recall_by_rank=by_rank,
         delta_sweep=delta_rows,
         per_query=per_query,
+        head_to_head=HeadToHead(queries=versus, items=versus_items, losses=losses) if reach else None,
         budget_sweep=budget_sweep,
     )
 
@@ -385,6 +459,34 @@ def evaluate(
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def head_to_head_tables(versus: HeadToHead) -> list[Table]:
+    """``full`` against ``engine_topk`` at the fixed budget: the counts, then every gold item only the
+    baseline holds, with the chunk it is in and ``full``'s reason for leaving that chunk out."""
+    counts = Table(
+        title="full against engine_topk (the engine's order cut at the budget), fixed budget",
+        columns=["count", "full ahead", "tied", "engine_topk ahead"],
+        rows=[
+            ["queries, by gold recall", *(str(versus.queries[k]) for k in HEAD_TO_HEAD_KEYS)],
+            ["gold items, by who holds them", *(str(versus.items[k]) for k in HEAD_TO_HEAD_ITEM_KEYS)],
+        ],
+    )
+    if not versus.losses:
+        return [counts]
+    losses = Table(
+        title="Gold only engine_topk holds — the chunk it is in, and why full left that chunk out",
+        columns=["query", "gold item", "chunk", "engine rank", "tokens", "full's reason"],
+        rows=[
+            [loss.id, _clip(loss.item), loss.chunk_id, str(loss.es_rank), str(loss.tokens), loss.reason]
+            for loss in versus.losses
+        ],
+    )
+    return [counts, losses]
 
 
 def evaluation_tables(evaluation: Evaluation) -> list[Table]:
@@ -449,6 +551,7 @@ def evaluation_tables(evaluation: Evaluation) -> list[Table]:
             rows=[[v, *(_num(evaluation.recall_by_rank[v][band], 2) for band in evaluation.gold_by_rank)]
                   for v in variants],
         )] if evaluation.gold_by_rank else []),
+        *(head_to_head_tables(evaluation.head_to_head) if evaluation.head_to_head else []),
         *([Table(
             # Whether the bubble beats the engine's own order between a tight and a loose budget.
             title="Budget sweep — gold recall (tokens used) per budget, same candidates",

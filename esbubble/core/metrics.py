@@ -71,6 +71,11 @@ class GoldItems:
     def __len__(self) -> int:
         return len(self.ids) + len(self.phrases)
 
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Per item, what names it: the chunk id, or the phrase as compared (``normalise_evidence``)."""
+        return (*self.ids, *self.phrases)
+
     def held_by(self, chunks: Iterable[Chunk]) -> tuple[bool, ...]:
         """Per item, whether one of ``chunks`` holds it."""
         chosen = list(chunks)
