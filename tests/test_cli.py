@@ -18,6 +18,7 @@ from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import GATE_ORDER
 from esbubble.models import Variant
+from esbubble.store.chunks import delete_chunks, get_chunks
 from esbubble.store.connection import Store
 
 
@@ -448,7 +449,55 @@ def test_trace_explains_one_candidate_by_rank_or_chunk_id(with_sample: list[str]
         f"candidates) (see every rank and chunk id with: esbubble trace {run_id} --all)"
     ]
     both = run(*with_sample, "trace", run_id, "--rank", "1", "--chunk", records[0]["chunk_id"])
-    assert both.exit_code == 2 and "--rank and --chunk each name one candidate" in both.stderr
+    assert both.exit_code == 2 and "--rank, --chunk and --text each choose what to explain" in both.stderr
+
+
+@pytest.mark.integration
+def test_trace_text_explains_every_candidate_whose_text_holds_a_phrase(
+    with_sample: list[str], bare_store: Store
+) -> None:
+    bubble = run(*with_sample, "bubble", "below grade waterproofing products", "--profile", PROFILE,
+                 "--budget", "400", "--json")  # fmt: skip
+    run_id = json.loads(bubble.output)["run_id"]
+    records = json.loads(run(*with_sample, "trace", run_id, "--json").output)["candidates"]
+    chunks = {c.chunk_id: c for c in get_chunks(bare_store, [r["chunk_id"] for r in records])}
+    assert len(chunks) == len(records)
+
+    def flat(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    # a passage the user expected and the bubble dropped, asked in other case and spacing
+    dropped = next(
+        r
+        for r in records
+        if r["final_decision"] == "rejected" and len(chunks[r["chunk_id"]].text.split()) >= 4
+    )
+    words = chunks[dropped["chunk_id"]].text.split()[:4]
+    holding = [r for r in records if flat(" ".join(words)) in flat(chunks[r["chunk_id"]].text)]
+    asked = "  ".join(words).upper()
+    found = json.loads(run(*with_sample, "trace", run_id, "--text", asked, "--json").output)["candidates"]
+    assert found == holding and dropped in found
+    explained = run(*with_sample, "trace", run_id, "--text", asked)
+    assert explained.exit_code == 0 and explained.stderr == ""
+    for record in holding:
+        assert f"#{record['rank']} of {len(records)}  chunk {record['chunk_id']}" in explained.output
+        assert f"{record['final_decision']}: {record['final_reason']}" in explained.output
+
+    absent = run(*with_sample, "trace", run_id, "--text", "zzzqqq nowhere")
+    assert absent.exit_code == 1
+    assert absent.stderr.strip().startswith(
+        f"esbubble: error: no candidate of run '{run_id}' holds 'zzzqqq nowhere' ({len(records)} of its "
+        f"{len(records)} candidates searched): the engine did not retrieve it for this query ("
+    )
+    assert run(*with_sample, "trace", run_id, "--rank", "1", "--text", "x").exit_code == 2
+    blank = run(*with_sample, "trace", run_id, "--text", "  ")
+    assert blank.exit_code == 2 and "--text needs a phrase with at least one word" in blank.stderr
+
+    # a candidate re-ingested away since the run: its text cannot be searched, and the user is told
+    delete_chunks(bare_store, [dropped["chunk_id"]])
+    later = run(*with_sample, "trace", run_id, "--text", asked, "--json")
+    assert later.exit_code == (0 if len(holding) > 1 else 1)
+    assert f"note: 1 of the run's {len(records)} candidates are no longer in" in later.stderr
 
 
 @pytest.mark.integration

@@ -24,6 +24,7 @@ from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundE
 if TYPE_CHECKING:
     from esbubble.app.rebubble import BatchResult, Comparison, FailedQuery
     from esbubble.config import BubbleConfig
+    from esbubble.models import RunManifest, TraceDict
     from esbubble.store.audit import WriteResult
     from esbubble.store.connection import Store
     from esbubble.store.settings import Settings
@@ -586,21 +587,43 @@ def assemble(  # noqa: PLR0917 - click passes one argument per option
     ),
 )
 @click.option("--chunk", "chunk_id", metavar="CHUNK_ID", help="Explain one candidate, by its chunk id.")
+@click.option(
+    "--text",
+    "phrase",
+    metavar="PHRASE",
+    help=(
+        "Explain every candidate whose text holds PHRASE (case and spacing ignored, as eval compares"
+        " evidence): why the passage you expected is not in the bubble."
+    ),
+)
 @json_option
 @click.pass_context
 def trace(  # noqa: PLR0917 - click passes one argument per option
-    ctx: click.Context, run_id: str, show_all: bool, rank: int | None, chunk_id: str | None, as_json: bool
+    ctx: click.Context,
+    run_id: str,
+    show_all: bool,
+    rank: int | None,
+    chunk_id: str | None,
+    phrase: str | None,
+    as_json: bool,
 ) -> None:
     """Every candidate of a run with its numbers and the reason it was kept or dropped."""
     from esbubble.app import cli_render as render
     from esbubble.store.history import read_run
 
-    if rank is not None and chunk_id is not None:
-        raise click.UsageError("--rank and --chunk each name one candidate: give one of them")
+    one = sum(option is not None for option in (rank, chunk_id, phrase))
+    if one > 1:
+        raise click.UsageError("--rank, --chunk and --text each choose what to explain: give one of them")
+    if phrase is not None and not phrase.split():
+        raise click.UsageError("--text needs a phrase with at least one word")
     with store_of(ctx) as store:
         manifest, records = read_run(store, run_id)
-    one = rank is not None or chunk_id is not None
-    chosen = [r for r in records if r["rank"] == rank or r["chunk_id"] == chunk_id] if one else records
+        if phrase is not None:
+            chosen = _holding(store, manifest, records, phrase)
+        elif one:
+            chosen = [r for r in records if r["rank"] == rank or r["chunk_id"] == chunk_id]
+        else:
+            chosen = records
     if one and not chosen:
         which = f"rank {rank}" if rank is not None else f"chunk {chunk_id!r}"
         raise NotFoundError(
@@ -619,6 +642,37 @@ def trace(  # noqa: PLR0917 - click passes one argument per option
         render.print_decisions(manifest, records, chosen)
     else:
         render.print_trace(manifest, records, limit=None if show_all else 25)
+
+
+def _holding(
+    store: Store, manifest: RunManifest, records: Sequence[TraceDict], phrase: str
+) -> list[TraceDict]:
+    """The records of the run's candidates whose text holds ``phrase`` (compared as eval compares
+    evidence), read from the chunk index the run searched. None holding it is a ``NotFoundError`` that
+    says whether retrieval missed it or the chunks have changed since."""
+    from esbubble.core.metrics import GoldItems
+    from esbubble.store.chunks import get_chunks
+
+    at = replace(store, names=store.names.with_chunk_index(manifest.index))
+    chunks = get_chunks(at, [r["chunk_id"] for r in records])
+    wanted = GoldItems.of(evidence=[phrase])
+    holders = {chunk.chunk_id for chunk in chunks if wanted.held_by([chunk])[0]}
+    gone = len(records) - len(chunks)
+    if gone:
+        click.echo(
+            f"note: {gone} of the run's {len(records)} candidates are no longer in {manifest.index!r}"
+            " (changed or removed since the run): their text is not searched",
+            err=True,
+        )
+    chosen = [r for r in records if r["chunk_id"] in holders]
+    if not chosen:
+        raise NotFoundError(
+            f"no candidate of run {manifest.run_id!r} holds {phrase!r} ({len(chunks)} of its {len(records)}"
+            f" candidates searched): the engine did not retrieve it for this query",
+            hint="check the phrase against the document, and that the document is ingested; a question"
+            " finds a passage through the words it shares with it",
+        )
+    return chosen
 
 
 @cli.command("eval")

@@ -46,7 +46,6 @@ from esbubble.store.connection import Store
 from esbubble.store.retrieve import Retrieval, retrieve_many
 from esbubble.text import preview
 
-CHUNKS_PER_GET = 1000  # chunk ids per mget when rebuilding a batch's candidates
 RETRIEVE_GROUP = 8  # queries per msearch: small enough that a lost cluster costs little finished work
 
 
@@ -452,9 +451,7 @@ def _rebuilt_cases(
     for record in records:
         per_run.setdefault(record["run_id"], []).append(record)
     wanted = sorted({r["chunk_id"] for r in records})
-    chunks: dict[str, Chunk] = {}
-    for start in range(0, len(wanted), CHUNKS_PER_GET):
-        chunks.update((c.chunk_id, c) for c in get_chunks(store, wanted[start : start + CHUNKS_PER_GET]))
+    chunks = {c.chunk_id: c for c in get_chunks(store, wanted)}
     notes: list[str] = []
     cases: list[EvalCase] = []
     for manifest in manifests:

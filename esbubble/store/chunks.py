@@ -334,13 +334,20 @@ def doc_chunk_hashes(store: Store, doc_id: str) -> dict[str, str]:
     return {chunk_id: stored.content_hash for chunk_id, stored in stored_chunks(store, doc_id).items()}
 
 
+CHUNKS_PER_GET = 1000  # chunk ids per mget request
+
+
 def get_chunks(store: Store, ids: Sequence[str]) -> list[Chunk]:
-    """The chunks with these ids, in the order asked; ids that do not exist are left out."""
-    if not ids:
-        return []
-    with engine_errors(_engine_error(store, "get chunks")):
-        response = store.client.mget(index=store.names.chunks, ids=list(ids))
-    return [chunk_from_source(doc["_source"]) for doc in response.body["docs"] if doc.get("found")]
+    """The chunks with these ids, in the order asked; ids that do not exist are left out. One mget per
+    ``CHUNKS_PER_GET`` ids."""
+    found: list[Chunk] = []
+    for start in range(0, len(ids), CHUNKS_PER_GET):
+        with engine_errors(_engine_error(store, "get chunks")):
+            response = store.client.mget(
+                index=store.names.chunks, ids=list(ids[start : start + CHUNKS_PER_GET])
+            )
+        found += (chunk_from_source(doc["_source"]) for doc in response.body["docs"] if doc.get("found"))
+    return found
 
 
 def neighbour_query(request: NeighbourRequest) -> dict[str, Any]:
