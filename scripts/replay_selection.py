@@ -9,13 +9,15 @@ Usage (from the repository root):
     # 1. the sets ingested as `make eval` does (scripts/eval_all.sh), then the engine restarted
     python scripts/replay_selection.py dump CASES realdocs realdocs2 ...   [--index-prefix esbubble-]
     # 2. gold recall of `full` and `engine_topk` at 400 and 800, with the defaults or one setting changed
+    #    (then also against the defaults: questions gained or lost per half, how many went up and down)
     python scripts/replay_selection.py replay CASES [--set engine_rank=5.0 ...]
 
 ``dump`` reads each set's ``data/<set>/queries.jsonl`` and its index ``<prefix><set>`` on the cluster
 the environment names (``ESBUBBLE_HOME``'s embedded engine by default) and writes ``CASES/<set>.jsonl``.
 ``replay`` prints, per budget, each variant's mean gold recall over the questions with gold, and the
 questions it holds in the sets numbered up to 12 (A) and above (B), so a change can be checked on
-both halves.
+both halves; with ``--set`` it replays the defaults too and prints, per budget and variant, the
+questions the change gains or loses in each half and how many questions went up and down.
 """
 
 from __future__ import annotations
@@ -75,16 +77,29 @@ def _half(set_name: str) -> str:
 
 @dataclass(frozen=True)
 class Recall:
-    """One variant's gold recall at one budget: the sum over the questions with gold, per half."""
+    """One variant's gold recall at one budget: the sum over the questions with gold, per half, and each
+    such question's (half, recall) in case order."""
 
     budget: int
     variant: Variant
     held: dict[str, float]
     questions: int
+    per_question: tuple[tuple[str, float], ...] = ()
 
     @property
     def mean(self) -> float:
         return sum(self.held.values()) / self.questions if self.questions else 0.0
+
+    def against(self, base: Recall) -> str:
+        """What this replay gains or loses against ``base`` (the same cases): the recall summed per half
+        (questions' worth), and how many questions went up and down."""
+        gained = {"A": 0.0, "B": 0.0}
+        up = down = 0
+        for (half, mine), (_, theirs) in zip(self.per_question, base.per_question, strict=True):
+            gained[half] += mine - theirs
+            up += mine > theirs
+            down += mine < theirs
+        return f"A {gained['A']:+.1f}, B {gained['B']:+.1f} ({up} up, {down} down)"
 
 
 def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]) -> list[Recall]:
@@ -95,14 +110,14 @@ def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]
         config = BubbleConfig().with_overrides(token_budget=budget, **overrides)
         for variant in VARIANTS:
             held = {"A": 0.0, "B": 0.0}
-            count = 0
+            per_question: list[tuple[str, float]] = []
             for set_name, case in cases:
                 bubble = case.bubble(config, variant, run_id="replay", now=now)
                 recall = bubble_metrics(bubble, case.gold, case.evidence).gold_recall
                 if recall is not None:
                     held[_half(set_name)] += recall
-                    count += 1
-            rows.append(Recall(budget, variant, held, count))
+                    per_question.append((_half(set_name), recall))
+            rows.append(Recall(budget, variant, held, len(per_question), tuple(per_question)))
     return rows
 
 
@@ -110,9 +125,12 @@ def replay(cases_dir: Path, settings: list[str]) -> None:
     """Print ``replay_cases`` for the cases saved in ``cases_dir``."""
     files = sorted(cases_dir.glob("*.jsonl"))
     cases = [(file.stem, EvalCase.model_validate_json(line)) for file in files for line in file.open()]
-    for row in replay_cases(cases, dict(_setting(text) for text in settings)):
+    rows = replay_cases(cases, dict(_setting(text) for text in settings))
+    defaults = replay_cases(cases, {}) if settings else [None] * len(rows)
+    for row, base in zip(rows, defaults, strict=True):
         halves = f"A {row.held['A']:.1f}, B {row.held['B']:.1f}"
-        print(f"{row.budget} {row.variant}: {row.mean:.4f} over {row.questions} questions ({halves})")
+        versus = f"; against the defaults {row.against(base)}" if base is not None else ""
+        print(f"{row.budget} {row.variant}: {row.mean:.4f} over {row.questions} questions ({halves}){versus}")
 
 
 def main() -> None:

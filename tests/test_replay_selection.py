@@ -93,5 +93,10 @@ def test_a_changed_setting_is_applied_to_every_bubble(store: Store, tmp_path: Pa
 
     assert all(row.held["A"] == 0.0 for row in starved + usual)  # set 13 counts in the second half
     for one, default in zip(starved, usual, strict=True):
+        assert [half for half, _ in one.per_question] == ["B"] * one.questions
+        assert sum(recall for _, recall in one.per_question) == one.held["B"]
         if one.variant == "full":  # one chunk cannot hold both of "merch"'s phrases, in two sections
             assert one.mean < default.mean
+            lost = one.held["B"] - default.held["B"]
+            assert one.against(default) == f"A +0.0, B {lost:+.1f} (0 up, 1 down)"  # "merch" alone
+        assert default.against(default) == "A +0.0, B +0.0 (0 up, 0 down)"
