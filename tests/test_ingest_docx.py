@@ -267,8 +267,10 @@ def test_a_group_header_over_column_names_heads_each_column(tmp_path: Path) -> N
 
 
 def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
-    """``2`` followed by a superscript ``8`` is 2 to the 8th, not twenty-eight; a superscript after a
-    word (a footnote mark) or an ordinal's ``th`` is left as it was."""
+    """``2`` followed by a superscript ``8`` is 2 to the 8th, not twenty-eight; a superscript letter
+    right after a word is a footnote mark and stands apart from it (ADDA's table columns read
+    ``# of vectorsb``, ``symYb``), as the PDF reader sets it; a number after a word or an ordinal's
+    ``th`` is left as it was."""
     document = docx.Document()
     paragraph = document.add_paragraph("Range 0..2")
     paragraph.add_run("8").font.superscript = True
@@ -278,9 +280,16 @@ def test_a_superscript_exponent_is_written_with_a_caret(tmp_path: Path) -> None:
     paragraph.add_run("th").font.superscript = True
     paragraph.add_run(" element; not 2")
     paragraph.add_run("8")  # not superscript: twenty-eight
+    paragraph.add_run("; # of vectors")
+    paragraph.add_run("b").font.superscript = True
+    paragraph.add_run(" and symY")
+    paragraph.add_run("b").font.superscript = True
+    paragraph.add_run(" of x")
     document.save(str(tmp_path / "range.docx"))
     chunks = read_document(tmp_path / "range.docx", OPTIONS, doc_id="range.docx")
-    assert [c.text for c in chunks] == ["Range 0..2^8-1; see note3, the 0th element; not 28"]
+    assert [c.text for c in chunks] == [
+        "Range 0..2^8-1; see note3, the 0th element; not 28; # of vectors b and symY b of x"
+    ]
 
 
 _M = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'

@@ -64,7 +64,7 @@ from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import Outline, is_header_row, is_key_value
 from esbubble.ingest.package import check_package
 from esbubble.ingest.segment import normalise_space
-from esbubble.ingest.symbols import power, symbol
+from esbubble.ingest.symbols import footnote_mark, power, symbol
 from esbubble.models import Chunk
 
 _BUCKET = "Text"
@@ -201,16 +201,19 @@ def _run_font(run: Any) -> str:
 def _paragraph_text(paragraph: Paragraph) -> str:
     """The text Word shows in the paragraph, runs in any inline wrapper included, equations as linear
     text (``omml``); an exponent (a superscript number right after a digit) is written ``2^8``, so
-    it does not read as ``28``."""
+    it does not read as ``28``, and a footnote letter raised right after a word stands apart from it
+    (``# of vectors b``, not ``vectorsb``)."""
     p = paragraph._p
     pieces: list[str] = []
     for run in p.iter(qn("w:r"), _MATH):
         if not _shown(run, p):
             continue
         text = math_text(run) if run.tag == _MATH else _run_text(run)
-        exponent = power(pieces[-1], text) if pieces and run.tag != _MATH else None
-        if exponent and _superscript(run):  # an equation has no run properties: its powers are its own
+        raised = bool(pieces) and run.tag != _MATH and _superscript(run)  # an equation's powers are its own
+        if raised and (exponent := power(pieces[-1], text)):
             text = exponent
+        elif raised and footnote_mark(pieces[-1], text):
+            text = " " + text
         if text:
             pieces.append(text)
     return "".join(pieces)

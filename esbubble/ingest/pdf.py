@@ -49,7 +49,7 @@ from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
 from esbubble.ingest.segment import BULLETS, normalise_space
-from esbubble.ingest.symbols import SYMBOL_SIGNS, power
+from esbubble.ingest.symbols import SYMBOL_SIGNS, footnote_mark, power
 from esbubble.models import Chunk
 
 _BUCKET = "PDF"
@@ -283,7 +283,7 @@ def _collect_lines(page: Any) -> list[_Line]:
             exponent = power(before.rstrip(), piece.strip()) if raised else None
             shown = exponent or piece  # a power: ``2`` ``31`` reads ``2^31``, as in Word
             if exponent is None and before and not (before[-1:].isspace() or piece[:1].isspace()):
-                if raised and before[-1:].isalpha() and piece[:1].isalpha():
+                if raised and footnote_mark(before, piece):
                     clear = True  # a table's footnote letter: ``SLICE_HEADER`` ``a``, not ``SLICE_HEADERa``
                 elif line.end is not None:
                     clear = index > 0 or x - line.end > _WORD_GAP * size * abs(across)

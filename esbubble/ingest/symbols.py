@@ -60,3 +60,11 @@ def power(before: str, raised: str) -> str | None:
     right after a digit (``2`` ``31`` is 2 to the 31st, not 231: ``^31``); None otherwise (a
     footnote mark after a word, an ordinal's ``th``)."""
     return f"^{raised}" if before[-1:].isdigit() and _EXPONENT.fullmatch(raised) else None
+
+
+def footnote_mark(before: str, raised: str) -> bool:
+    """Whether a superscript ``raised`` right after the text ``before`` is a footnote mark that stands
+    apart from its word: a letter raised right after a letter (a table's column ``# of vectors``
+    ``b``, CRAM's ``SLICE_HEADER`` ``a``), which glued on read ``vectorsb``. An ordinal's ``th``
+    after a digit and a number after a word are left as they are."""
+    return before[-1:].isalpha() and raised[:1].isalpha()
