@@ -493,11 +493,14 @@ def test_trace_text_explains_every_candidate_whose_text_holds_a_phrase(
     blank = run(*with_sample, "trace", run_id, "--text", "  ")
     assert blank.exit_code == 2 and "--text needs a phrase with at least one word" in blank.stderr
 
-    # a candidate re-ingested away since the run: its text cannot be searched, and the user is told
-    delete_chunks(bare_store, [dropped["chunk_id"]])
-    later = run(*with_sample, "trace", run_id, "--text", asked, "--json")
-    assert later.exit_code == (0 if len(holding) > 1 else 1)
-    assert f"note: 1 of the run's {len(records)} candidates are no longer in" in later.stderr
+    # the candidates holding it re-ingested away since the run: their text cannot be searched, the user
+    # is told, and the error does not blame retrieval
+    delete_chunks(bare_store, [r["chunk_id"] for r in holding])
+    later = run(*with_sample, "trace", run_id, "--text", asked)
+    gone, left = len(holding), len(records) - len(holding)
+    assert later.exit_code == 1
+    assert f"note: {gone} of the run's {len(records)} candidates are no longer in" in later.stderr
+    assert f"({left} of its {len(records)} candidates searched): none of those still in" in later.stderr
 
 
 @pytest.mark.integration

@@ -648,8 +648,9 @@ def _holding(
     store: Store, manifest: RunManifest, records: Sequence[TraceDict], phrase: str
 ) -> list[TraceDict]:
     """The records of the run's candidates whose text holds ``phrase`` (compared as eval compares
-    evidence), read from the chunk index the run searched. None holding it is a ``NotFoundError`` that
-    says whether retrieval missed it or the chunks have changed since."""
+    evidence), read from the chunk index the run searched. None holding it is a ``NotFoundError``: the
+    engine did not retrieve it, or (when some candidates are gone from the index since) none of those
+    left holds it."""
     from esbubble.core.metrics import GoldItems
     from esbubble.store.chunks import get_chunks
 
@@ -666,9 +667,14 @@ def _holding(
         )
     chosen = [r for r in records if r["chunk_id"] in holders]
     if not chosen:
+        why = (
+            "the engine did not retrieve it for this query"
+            if not gone
+            else f"none of those still in {manifest.index!r} holds it"
+        )
         raise NotFoundError(
             f"no candidate of run {manifest.run_id!r} holds {phrase!r} ({len(chunks)} of its {len(records)}"
-            f" candidates searched): the engine did not retrieve it for this query",
+            f" candidates searched): {why}",
             hint="check the phrase against the document, and that the document is ingested; a question"
             " finds a passage through the words it shares with it",
         )
