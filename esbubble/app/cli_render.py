@@ -52,10 +52,12 @@ def emit_json(payload: Any) -> None:
 
 
 def print_table(table: Table) -> None:
-    """A plain ``report.Table`` as a rich table, first column left-aligned, the rest right."""
+    """A plain ``report.Table`` as a rich table: the first column and any column with words in it (a
+    query id, an evidence phrase, a reason) left-aligned, columns of numbers right-aligned."""
     rich = RichTable(title=table.title, title_justify="left")
     for i, column in enumerate(table.columns):
-        rich.add_column(column, justify="left" if i == 0 else "right", overflow="fold")
+        words = i == 0 or any(any(c.isalpha() for c in row[i]) for row in table.rows)
+        rich.add_column(column, justify="left" if words else "right", overflow="fold")
     for row in table.rows:
         rich.add_row(*row)
     console().print(rich)
