@@ -3,7 +3,7 @@
 
 The data views (trace alias, runs alias) are created through Kibana's data
 view API so they exist even where saved-object import is restricted; the
-Lens charts, the runs search and the dashboard are then imported from
+Lens charts, the saved searches and the dashboard are then imported from
 ``kibana/esbubble.ndjson`` (written by ``scripts/make_kibana_objects.py``).
 Re-running is safe: both calls overwrite.
 

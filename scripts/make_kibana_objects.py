@@ -283,39 +283,56 @@ def decisions_per_run() -> dict[str, Any]:
     )
 
 
-def runs_search() -> dict[str, Any]:
+def saved_search(
+    object_id: str, title: str, description: str, *, view: str, columns: Sequence[str], query: str = ""
+) -> dict[str, Any]:
+    """A Discover search over ``view``, newest first, showing ``columns``, filtered by a KQL ``query``."""
     search_source = {
         "filter": [],
         "indexRefName": "kibanaSavedObjectMeta.searchSourceJSON.index",
-        "query": {"language": "kuery", "query": ""},
+        "query": {"language": "kuery", "query": query},
     }
     attributes = {
-        "columns": [
-            "query",
-            "variant",
-            "batch_id",
-            "status",
-            "totals.tokens_used",
-            "totals.selected",
-            "totals.candidates",
-            "config_hash",
-        ],
-        "description": "One row per run manifest, newest first.",
+        "columns": list(columns),
+        "description": description,
         "grid": {},
         "hideChart": False,
         "isTextBasedQuery": False,
         "kibanaSavedObjectMeta": {"searchSourceJSON": json.dumps(search_source, sort_keys=True)},
         "sort": [["@timestamp", "desc"]],
         "timeRestore": False,
-        "title": "esbubble · runs",
+        "title": title,
         "usesAdHocDataView": False,
     }
-    reference = {
-        "id": RUNS_VIEW,
-        "name": "kibanaSavedObjectMeta.searchSourceJSON.index",
-        "type": "index-pattern",
-    }
-    return saved_object("search", "esbubble-runs-list", attributes, [reference])
+    reference = {"id": view, "name": "kibanaSavedObjectMeta.searchSourceJSON.index", "type": "index-pattern"}
+    return saved_object("search", object_id, attributes, [reference])
+
+
+def runs_search() -> dict[str, Any]:
+    columns = ["query", "variant", "batch_id", "status", "totals.tokens_used", "totals.selected",
+               "totals.candidates", "config_hash"]  # fmt: skip
+    return saved_search(
+        "esbubble-runs-list",
+        "esbubble · runs",
+        "One row per run manifest, newest first.",
+        view=RUNS_VIEW,
+        columns=columns,
+    )
+
+
+def dropped_top_search() -> dict[str, Any]:
+    """The candidates the engine ranked first to tenth that a bubble left out: without gold, the
+    decisions where a bubble may do worse than the engine's own order."""
+    columns = ["run_id", "rank", "es_rank", "chunk_id", "section", "token_count", "gain", "final_reason"]
+    return saved_search(
+        "esbubble-dropped-engine-top",
+        "esbubble · the engine's first ten, dropped",
+        "Candidates the engine ranked 1-10 that the bubble left out, and why; explain one with"
+        " `esbubble trace RUN_ID --chunk CHUNK_ID`.",
+        view=TRACES_VIEW,
+        columns=columns,
+        query='es_rank <= 10 and final_decision : "rejected" and not variant : "engine_topk"',
+    )
 
 
 def dashboard(panels: Sequence[tuple[dict[str, Any], dict[str, int]]]) -> dict[str, Any]:
@@ -360,17 +377,18 @@ def dashboard(panels: Sequence[tuple[dict[str, Any], dict[str, int]]]) -> dict[s
 
 def build() -> list[dict[str, Any]]:
     rejections, tokens, decisions = rejections_over_time(), tokens_per_section(), decisions_per_run()
-    runs = runs_search()
+    runs, dropped = runs_search(), dropped_top_search()
     board = dashboard(
         [
             (rejections, {"x": 0, "y": 0, "w": 48, "h": 15}),
             (tokens, {"x": 0, "y": 15, "w": 24, "h": 15}),
             (decisions, {"x": 24, "y": 15, "w": 24, "h": 15}),
             (runs, {"x": 0, "y": 30, "w": 48, "h": 15}),
+            (dropped, {"x": 0, "y": 45, "w": 48, "h": 15}),
         ]
     )
     views = [data_view(TRACES_VIEW, "esbubble traces"), data_view(RUNS_VIEW, "esbubble runs")]
-    return [*views, rejections, tokens, decisions, runs, board]
+    return [*views, rejections, tokens, decisions, runs, dropped, board]
 
 
 def render(objects: Sequence[dict[str, Any]]) -> str:

@@ -88,6 +88,7 @@ def test_every_object_has_the_export_form_with_migration_versions_and_a_unique_i
         "lens",
         "lens",
         "search",
+        "search",
         "dashboard",
     ]
     for obj in objects:
@@ -133,12 +134,12 @@ def test_dashboard_panels_match_its_references_one_to_one(objects: list[dict[str
     (dashboard,) = by_type(objects, "dashboard")
     panels = json.loads(dashboard["attributes"]["panelsJSON"])
     refs = {ref["name"]: ref for ref in dashboard["references"]}
-    assert len(panels) == len(refs) == 4
+    assert len(panels) == len(refs) == 5
     for panel in panels:
         assert panel["gridData"]["i"] == panel["panelIndex"]
         ref = refs[f"{panel['panelIndex']}:{panel['panelRefName']}"]
         assert ref["type"] == panel["type"]
-    assert sorted(ref["type"] for ref in refs.values()) == ["lens", "lens", "lens", "search"]
+    assert sorted(ref["type"] for ref in refs.values()) == ["lens", "lens", "lens", "search", "search"]
     for encoded in ("optionsJSON", "kibanaSavedObjectMeta"):
         value = dashboard["attributes"][encoded]
         json.loads(value if isinstance(value, str) else value["searchSourceJSON"])
@@ -206,7 +207,7 @@ def test_every_lens_layer_is_wired_to_a_data_view_and_its_visualization(
 
 
 def query_fields(kql: str) -> set[str]:
-    return set(re.findall(r"([\w@.]+)\s*:", kql))
+    return set(re.findall(r"([\w@.]+)\s*(?::|<=|>=|<|>)", kql))
 
 
 def named_fields(obj: dict[str, Any]) -> set[str]:
@@ -225,6 +226,21 @@ def named_fields(obj: dict[str, Any]) -> set[str]:
     fields.update(attributes.get("columns", []))
     fields.update(key for key, _ in attributes.get("sort", []))
     return fields
+
+
+def test_a_search_lists_the_engines_first_ten_a_bubble_dropped_with_the_reason(
+    objects: list[dict[str, Any]],
+) -> None:
+    """Without gold, the decisions where a bubble may do worse than the engine's own order."""
+    (dropped,) = [o for o in by_type(objects, "search") if o["id"] == "esbubble-dropped-engine-top"]
+    search = json.loads(dropped["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
+    query = 'es_rank <= 10 and final_decision : "rejected" and not variant : "engine_topk"'
+    assert search["query"] == {"language": "kuery", "query": query}  # the baseline's own cuts left out
+    assert query_fields(query) == {"es_rank", "final_decision", "variant"}
+    assert {"run_id", "chunk_id", "es_rank", "final_reason"} <= set(dropped["attributes"]["columns"])
+    assert [r["id"] for r in dropped["references"]] == ["esbubble-traces"]
+    (dashboard,) = by_type(objects, "dashboard")
+    assert "esbubble-dropped-engine-top" in {r["id"] for r in dashboard["references"]}
 
 
 def test_every_field_named_exists_in_the_mapping_of_its_data_view(objects: list[dict[str, Any]]) -> None:
@@ -265,7 +281,9 @@ class _Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        answer = {"success": True, "successCount": 5} if "_import" in self.path else {"data_view": {}}
+        # Kibana answers an import with how many objects it imported: every object of the upload here
+        objects = sum(1 for line in body.decode(errors="replace").splitlines() if line.startswith("{"))
+        answer = {"success": True, "successCount": objects} if "_import" in self.path else {"data_view": {}}
         payload = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -309,10 +327,10 @@ def test_setup_creates_prefixed_data_views_then_imports_the_rest_with_kbn_xsrf(
     assert titles == ["team-a-runs", "team-a-traces"]
     imported = [json.loads(line) for line in seen[2][2].decode().splitlines() if line.startswith("{")]
     kinds = sorted(obj["type"] for obj in imported)
-    assert kinds == ["dashboard", "lens", "lens", "lens", "search"]
+    assert kinds == ["dashboard", "lens", "lens", "lens", "search", "search"]
     assert json.loads(capsys.readouterr().out) == {
         "data_views": ["team-a-traces", "team-a-runs"],
-        "imported": 5,
+        "imported": 6,
     }
 
 
