@@ -13,7 +13,8 @@ from click.testing import CliRunner, Result
 from factories import text_candidate
 
 from esbubble.app.cli import cli
-from esbubble.app.cli_render import empty_reason, explain
+from esbubble.app.cli_render import empty_reason, explain, print_table
+from esbubble.app.report import Table
 from esbubble.config import BubbleConfig, parse_config
 from esbubble.core.bubble import build_bubble
 from esbubble.core.gates import GATE_ORDER
@@ -905,3 +906,17 @@ def test_max_chunks_flag_caps_the_bubble(small_corpus: tuple[list[str], Path]) -
     assert len(json.loads(capped.stdout)["selected"]) == 1
     wrong = run(*flags, "bubble", "membrane", "--max-chunks", "0")
     assert wrong.exit_code == 1 and "max_chunks" in wrong.stderr
+
+
+def test_a_printed_table_aligns_words_left_and_numbers_right(capsys: pytest.CaptureFixture[str]) -> None:
+    table = Table(
+        title="losses",
+        columns=["query", "reason", "tokens"],
+        rows=[["q1", "budget_exceeded", "7"], ["q22", "low_gain", "118"]],
+    )
+    print_table(table)
+    lines = capsys.readouterr().out.splitlines()
+    cells = {line.split("│")[2].strip(): line.split("│")[1:-1] for line in lines if line.startswith("│")}
+    assert cells["low_gain"][1].startswith(" low_gain ")  # a column of words: padded on the right
+    assert cells["budget_exceeded"][2].endswith(" 7 ") and cells["budget_exceeded"][2].startswith("   ")
+    assert cells["low_gain"][0].startswith(" q22")  # the first column is always left-aligned

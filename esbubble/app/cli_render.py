@@ -56,7 +56,7 @@ def print_table(table: Table) -> None:
     query id, an evidence phrase, a reason) left-aligned, columns of numbers right-aligned."""
     rich = RichTable(title=table.title, title_justify="left")
     for i, column in enumerate(table.columns):
-        words = i == 0 or any(any(c.isalpha() for c in row[i]) for row in table.rows)
+        words = i == 0 or any(any(c.isalpha() for c in row[i]) for row in table.rows if i < len(row))
         rich.add_column(column, justify="left" if words else "right", overflow="fold")
     for row in table.rows:
         rich.add_row(*row)
