@@ -77,14 +77,23 @@ def _half(set_name: str) -> str:
 
 @dataclass(frozen=True)
 class Recall:
-    """One variant's gold recall at one budget: the sum over the questions with gold, per half, and each
-    such question's (half, recall) in case order."""
+    """One variant's gold recall at one budget: each question with gold's (half, recall), in case order."""
 
     budget: int
     variant: Variant
-    held: dict[str, float]
-    questions: int
-    per_question: tuple[tuple[str, float], ...] = ()
+    per_question: tuple[tuple[str, float], ...]
+
+    @property
+    def held(self) -> dict[str, float]:
+        """The recall summed over the questions of each half (questions' worth of gold)."""
+        held = {"A": 0.0, "B": 0.0}
+        for half, recall in self.per_question:
+            held[half] += recall
+        return held
+
+    @property
+    def questions(self) -> int:
+        return len(self.per_question)
 
     @property
     def mean(self) -> float:
@@ -109,15 +118,13 @@ def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]
     for budget in BUDGETS:
         config = BubbleConfig().with_overrides(token_budget=budget, **overrides)
         for variant in VARIANTS:
-            held = {"A": 0.0, "B": 0.0}
             per_question: list[tuple[str, float]] = []
             for set_name, case in cases:
                 bubble = case.bubble(config, variant, run_id="replay", now=now)
                 recall = bubble_metrics(bubble, case.gold, case.evidence).gold_recall
                 if recall is not None:
-                    held[_half(set_name)] += recall
                     per_question.append((_half(set_name), recall))
-            rows.append(Recall(budget, variant, held, len(per_question), tuple(per_question)))
+            rows.append(Recall(budget, variant, tuple(per_question)))
     return rows
 
 

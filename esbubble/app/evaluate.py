@@ -139,11 +139,13 @@ HEAD_TO_HEAD_KEYS: tuple[str, ...] = ("full", "same", "engine_topk")
 HEAD_TO_HEAD_ITEM_KEYS: tuple[str, ...] = ("full", "both", "engine_topk")
 
 
-def baseline_losses(case: EvalCase, items: GoldItems, baseline: Bubble, full: Bubble) -> list[BaselineLoss]:
-    """The gold items of ``case`` that ``baseline`` holds and ``full`` does not, each with the
-    best-ranked chunk of ``baseline`` holding it and ``full``'s final reason for that chunk."""
+def baseline_losses(
+    case: EvalCase, items: GoldItems, baseline: Bubble, full: Bubble, held: Sequence[bool]
+) -> list[BaselineLoss]:
+    """The gold items of ``case`` that ``baseline`` holds and ``full`` does not (``held``: per item,
+    whether ``full``'s bubble holds it), each with the best-ranked chunk of ``baseline`` holding it and
+    ``full``'s final reason for that chunk."""
     records = {record["chunk_id"]: record for record in full.trace}
-    held = items.held_by(chosen.chunk for chosen in full.selected)
     theirs = sorted(
         (chosen.chunk for chosen in baseline.selected), key=lambda chunk: records[chunk.chunk_id]["es_rank"]
     )
@@ -337,7 +339,7 @@ def evaluate_cases(
             for mine, theirs in zip(by_full, by_baseline, strict=True):
                 if mine or theirs:
                     versus_items["both" if mine and theirs else "full" if mine else "engine_topk"] += 1
-            losses += baseline_losses(case, items, baseline, full)
+            losses += baseline_losses(case, items, baseline, full, by_full)
         matched_cfg = token_matched_config(config, fixed["full"][-1].tokens_used)
         matched_budgets.append(matched_cfg.bubble.token_budget)
         for variant in VARIANT_ORDER:
