@@ -202,6 +202,34 @@ def test_index_flag_reads_and_writes_another_chunk_index(on_engine: list[str]) -
     assert "invalid index name" in bad.stderr and "no wildcards" in bad.stderr
 
 
+@pytest.mark.integration
+def test_a_batch_on_another_index_reports_from_it_and_resumes_only_on_it(
+    on_engine: list[str], tmp_path: Path
+) -> None:
+    prefix = on_engine[-1]
+    custom = f"{prefix}-custom"
+    assert run(*on_engine, "init").exit_code == 0
+    assert run(*on_engine, "ingest", str(SAMPLE / "site_memo.md"), "--index", custom).exit_code == 0
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "gw", "query": "groundwater basement"}\n{"id": "pd", "query": "podium"}\n')
+    batch = run(*on_engine, "rebubble", str(queries), "--index", custom, "--json")
+    assert batch.exit_code == 0, batch.output
+    payload = json.loads(batch.stdout)
+    assert all(r["selected"] for r in payload["runs"]), "the batch searched the other index"
+
+    out = tmp_path / "report.html"
+    reported = run(*on_engine, "report", payload["batch_id"], "--out", str(out))
+    assert reported.exit_code == 0, reported.output
+    html = out.read_text(encoding="utf-8")
+    assert "no longer in the chunk index" not in html, "each run's chunks come from the index it searched"
+    assert html.count("<svg ") == 4 and "no data" not in html
+
+    elsewhere = run(*on_engine, "rebubble", str(queries), "--resume", payload["batch_id"])
+    assert elsewhere.exit_code == 1
+    assert f"searched the chunk index {custom!r}" in elsewhere.stderr
+    assert f"resume with --index {custom}" in elsewhere.stderr
+
+
 def test_doc_id_needs_exactly_one_file() -> None:
     result = run("ingest", "a.md", "b.md", "--doc-id", "x")
     assert result.exit_code == 1

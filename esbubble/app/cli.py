@@ -654,8 +654,7 @@ def _holding(
     from esbubble.core.metrics import GoldItems
     from esbubble.store.chunks import get_chunks
 
-    at = replace(store, names=store.names.with_chunk_index(manifest.index))
-    chunks = get_chunks(at, [r["chunk_id"] for r in records])
+    chunks = get_chunks(store.at_chunk_index(manifest.index), [r["chunk_id"] for r in records])
     wanted = GoldItems.of(evidence=[phrase])
     holders = {chunk.chunk_id for chunk in chunks if wanted.held_by([chunk])[0]}
     gone = len(records) - len(chunks)
@@ -789,6 +788,7 @@ def eval_command(  # noqa: PLR0917 - click passes one argument per option
     help="Finish an interrupted batch: skip its finished queries.",
 )
 @redact_option
+@index_option
 @json_option
 @click.pass_context
 def rebubble(  # noqa: PLR0917 - click passes one argument per option
@@ -802,6 +802,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     workers: int,
     resume_id: str | None,
     redact_query: bool,
+    index: str | None,
     as_json: bool,
 ) -> None:
     """Re-run a whole query set under one batch id, optionally comparing with an earlier run or batch.
@@ -829,7 +830,7 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
     try:
         with (
             redacting([c.query for c in cases] if redact_query else []),
-            store_of(ctx, initialise=True) as store,
+            store_of(ctx, index=index, initialise=True) as store,
         ):
             if baseline:
                 restore_runs(store, find_manifests(store, baseline))
@@ -937,7 +938,7 @@ def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
                 words += [name, value]
     words += ["rebubble", queryset]
     params = ctx.params
-    for name in ("profile", "budget", "max_chunks", "variant", "workers"):
+    for name in ("profile", "budget", "max_chunks", "variant", "workers", "index"):
         if params.get(name) is not None and not (name == "workers" and params[name] == 1):
             words += [f"--{name.replace('_', '-')}", str(params[name])]
     if params.get("redact_query"):
@@ -955,7 +956,11 @@ def resume_command(ctx: click.Context, queryset: str, batch_id: str) -> str:
     type=click.Path(),
     help="The batch's query set (JSONL/YAML): adds gold recall overall and per category.",
 )
-@index_option
+@click.option(
+    "--index",
+    help="Read every run's chunks from this index or alias instead of the one the run searched"
+    " (after a reindex under another name).",
+)
 @json_option
 @click.pass_context
 def report(  # noqa: PLR0917 - click passes one argument per option
@@ -963,7 +968,8 @@ def report(  # noqa: PLR0917 - click passes one argument per option
 ) -> None:
     """Write a self-contained HTML report (Figures 2-5 and the tables) for a batch.
 
-    Give the batch's --index when it ran on another chunk index than the prefix's.
+    Each run's candidates are read from the chunk index it searched (its
+    manifest's `index`), so a batch run with --index needs no flag here.
     """
     from esbubble.app import cli_render as render
     from esbubble.app.rebubble import report_data
@@ -975,7 +981,7 @@ def report(  # noqa: PLR0917 - click passes one argument per option
     with store_of(ctx, index=index) as store:
         restore_runs(store, find_manifests(store, batch_id))
         cases = list(loaded.cases) if loaded is not None else []
-        data = report_data(store, batch_id, now=datetime.now(UTC), queries=cases)
+        data = report_data(store, batch_id, now=datetime.now(UTC), queries=cases, chunk_index=index)
     path = write_report(data, out)
     if as_json:
         render.emit_json({"batch_id": batch_id, "runs": data.runs, "out": str(path)})

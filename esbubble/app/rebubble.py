@@ -289,8 +289,9 @@ def finished_case_ids(
 ) -> set[str]:
     """The ``case_ids`` whose run in ``batch_id`` is stored, for ``--resume``; none if the batch is new.
 
-    A resumed batch must use the profile it started with, or its runs would
-    not be comparable: a different config hash is a ``ConfigError``.
+    A resumed batch must use the profile and the chunk index it started with,
+    or its runs would not be comparable: a different config hash or index is
+    a ``ConfigError``.
     """
     try:
         manifests = find_manifests(store, batch_id)
@@ -302,6 +303,13 @@ def finished_case_ids(
             f"batch {batch_id!r} was run with another profile (config hash {sorted(hashes)[0][:12]}, "
             f"now {config.config_hash[:12]})",
             hint="resume with the same --profile, --budget and --variant",
+        )
+    indices = {m.index for m in manifests}
+    if indices != {store.names.chunks}:
+        ran_on = sorted(indices)[0]
+        raise ConfigError(
+            f"batch {batch_id!r} searched the chunk index {ran_on!r}, not {store.names.chunks!r}",
+            hint=f"resume with --index {ran_on}",
         )
     done = {m.run_id for m in manifests if m.batch_id == batch_id and m.status == "ok"}
     return {case_id for case_id in case_ids if batch_run_id(batch_id, case_id) in done}
@@ -444,24 +452,35 @@ def _rebuilt_cases(
     manifests: Sequence[RunManifest],
     records: Sequence[TraceDict],
     queries: Sequence[CaseLike],
+    *,
+    chunk_index: str | None,
 ) -> tuple[list[EvalCase], list[str]]:
-    """Each run's candidates, rebuilt from its trace and the chunk index, with the category and gold
-    of its query-set entry when ``queries`` has it, plus notes on what was skipped."""
+    """Each run's candidates, rebuilt from its trace and the chunk index it searched (its manifest's
+    ``index``, or ``chunk_index`` for every run when given), with the category and gold of its
+    query-set entry when ``queries`` has it, plus notes on what was skipped."""
     per_run: dict[str, list[TraceDict]] = {}
     for record in records:
         per_run.setdefault(record["run_id"], []).append(record)
-    wanted = sorted({r["chunk_id"] for r in records})
-    chunks = {c.chunk_id: c for c in get_chunks(store, wanted)}
+    index_of = {m.run_id: chunk_index or m.index for m in manifests}
+    wanted: dict[str, set[str]] = {}
+    for record in records:
+        wanted.setdefault(index_of[record["run_id"]], set()).add(record["chunk_id"])
+    found = {
+        index: {c.chunk_id: c for c in get_chunks(store.at_chunk_index(index), sorted(ids))}
+        for index, ids in sorted(wanted.items())
+    }
     notes: list[str] = []
     cases: list[EvalCase] = []
     for manifest in manifests:
         if manifest.query is None:
             notes.append(f"run {manifest.run_id}: query redacted, left out of Figures 2 and 3")
             continue
+        index = index_of[manifest.run_id]
+        chunks = found.get(index, {})
         run_records = per_run.get(manifest.run_id, [])
         missing = sum(1 for r in run_records if r["chunk_id"] not in chunks)
         if missing:
-            notes.append(f"run {manifest.run_id}: {missing} candidates no longer in the chunk index")
+            notes.append(f"run {manifest.run_id}: {missing} candidates no longer in the chunk index {index}")
         candidates = [
             Candidate(chunk=chunks[r["chunk_id"]], es_score=r["es_score"], es_rank=r["es_rank"])
             for r in run_records
@@ -487,17 +506,23 @@ def _rebuilt_cases(
 
 
 def report_data(
-    store: Store, batch_id: str, *, now: datetime, queries: Sequence[CaseLike] = ()
+    store: Store,
+    batch_id: str,
+    *,
+    now: datetime,
+    queries: Sequence[CaseLike] = (),
+    chunk_index: str | None = None,
 ) -> ReportData:
     """The report of a stored batch: the funnel and allocation from its traces, and the variant and δ
     figures from re-bubbling its stored candidates (same chunks, same engine scores) under its profile.
 
+    Each run's chunks are read from the chunk index it searched, or from ``chunk_index`` when given.
     With ``queries`` (the batch's query set), each run gets its entry's category and gold, so the
     tables carry gold recall overall and per category."""
     manifests = find_manifests(store, batch_id)
     records = trace_records(store, [m.run_id for m in manifests])
     config = parse_config(manifests[0].config, source=f"run {manifests[0].run_id} config")
-    cases, notes = _rebuilt_cases(store, batch_id, manifests, records, queries)
+    cases, notes = _rebuilt_cases(store, batch_id, manifests, records, queries, chunk_index=chunk_index)
     tables = [
         Table(
             title=f"Runs of batch {batch_id}",

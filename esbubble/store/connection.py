@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from elastic_transport import Transport
@@ -30,6 +30,11 @@ class Store:
     engine: EngineInfo
     display_url: str
     settings: Settings
+
+    def at_chunk_index(self, index: str) -> Store:
+        """This store with chunks read from ``index``: a stored run's manifest names the chunk index
+        it searched, which need not be this command's."""
+        return replace(self, names=self.names.with_chunk_index(index))
 
 
 def engine_info(info: dict[str, Any]) -> EngineInfo:
