@@ -1,8 +1,9 @@
 """Print the Markdown tables of docs/evaluation.md from `esbubble eval --json` output.
 
 Usage: esbubble eval QUERYSET --json | python scripts/eval_markdown.py
-(Table 1, Table 1b, gold recall per category, the retrieval ceiling, gold by engine rank and the
-budget sweep when `--sweep` was given, formatted as `esbubble eval` prints them.)
+(Table 1, Table 1b, gold recall per category, the retrieval ceiling, gold by engine rank, `full`
+head to head with `engine_topk` and every gold item only `engine_topk` holds, and the budget sweep
+when `--sweep` was given, formatted as `esbubble eval` prints them; a `|` in a cell is escaped.)
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from esbubble.app.evaluate import Evaluation, evaluation_tables
 WANTED = (
     "Table 1 ",
     "Table 1b",
+    "full against engine_topk",
+    "Gold only engine_topk holds",
     "Gold recall per category",
     "Retrieval",
     "Gold by engine rank",
@@ -34,7 +37,7 @@ def main() -> None:
         print("| " + " | ".join(table.columns) + " |")
         print("|" + "---|" * len(table.columns))
         for row in table.rows:
-            print("| " + " | ".join(row) + " |")
+            print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
         print()
 
 
