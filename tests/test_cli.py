@@ -228,6 +228,7 @@ def test_a_batch_on_another_index_reports_from_it_and_resumes_only_on_it(
     assert elsewhere.exit_code == 1
     assert f"searched the chunk index {custom!r}" in elsewhere.stderr
     assert f"resume with --index {custom}" in elsewhere.stderr
+    assert "finish the batch with" not in elsewhere.stderr, "the same command would be refused again"
 
 
 def test_doc_id_needs_exactly_one_file() -> None:

@@ -268,6 +268,7 @@ def test_resume_with_another_profile_is_refused(sample_store: Store) -> None:
     )  # fmt: skip
     assert result.exit_code == 1
     assert "batch 'batch-p' was run with another profile" in result.stderr
+    assert "finish the batch with" not in result.stderr, "the same command would be refused again"
 
 
 # --- engine killed mid-run: spool, flush, exactly once ----------------------------------------

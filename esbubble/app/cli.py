@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from esbubble.errors import AuditLostError, EsbubbleError, InputError, NotFoundError
+from esbubble.errors import AuditLostError, EngineError, EsbubbleError, InputError, NotFoundError
 
 if TYPE_CHECKING:
     from esbubble.app.rebubble import BatchResult, Comparison, FailedQuery
@@ -874,9 +874,11 @@ def rebubble(  # noqa: PLR0917 - click passes one argument per option
             render.warn_write(audit)
     except EsbubbleError as error:
         # The engine or the network went away (or refused) before the batch was done: what finished is
-        # stored or spooled, so say what failed and how to finish it.
+        # stored or spooled, so say what failed and how to finish it. A user error (another profile or
+        # index than the batch's, an unknown baseline) is not finished by the same command: its hint says
+        # what to change.
         click.echo(f"esbubble: error: {error.one_line()}", err=True)
-        if not told:
+        if not told and isinstance(error, EngineError):
             click.echo(f"esbubble: finish the batch with `{resume}`", err=True)
         ctx.exit(error.exit_code)
     fail_if_lost(audit)
