@@ -34,13 +34,14 @@ from esbubble.queryset import QueryCase
 from esbubble.store.audit import find_manifests, trace_records
 from esbubble.store.chunks import delete_chunks, index_chunks
 from esbubble.store.connection import Store
+from esbubble.store.templates import ensure_chunk_index
 
 
 def summary(run_id: str, query_hash: str, selected: list[str], *, tokens: int, sections: list[str],
             variant: str = "full") -> RunSummary:  # fmt: skip
     return RunSummary(
         run_id=run_id, batch_id=None, query=f"query {query_hash}", query_hash=query_hash, variant=variant,
-        config_hash="cfg", tokens_used=tokens, sections=sections, selected=selected,
+        config_hash="cfg", index="chunks", tokens_used=tokens, sections=sections, selected=selected,
     )  # fmt: skip
 
 
@@ -178,6 +179,22 @@ def test_every_chunk_that_moved_is_described_by_section_row_and_text_even_once_d
             snippet=None,
         ),
     }  # fmt: skip
+
+
+@pytest.mark.integration
+def test_a_chunk_that_left_is_described_from_the_index_its_baseline_searched(indexed: Store) -> None:
+    run_batch(indexed, CASES[:1], BASE, RunOptions(batch_id="batch-before", now=NOW))
+    other = indexed.at_chunk_index(f"{indexed.names.prefix}-other")
+    ensure_chunk_index(other)
+    index_chunks(other, [CHUNKS[2]])  # only the Products chunk: the baseline's Scope chunk is not here
+    after = run_batch(other, CASES[:1], BASE, RunOptions(batch_id="batch-after", now=NOW))
+    comparison = compare_runs("batch-before", load_summaries(indexed, "batch-before"), after.runs)
+    (change,) = comparison.changes
+    assert (change.entered, change.left) == (["p1"], ["s1"])
+    assert (change.index_before, change.index_after) == (indexed.names.chunks, other.names.chunks)
+    described = describe_chunks(other, comparison)
+    assert described.chunks["s1"].snippet == "membrane membrane scope works basement"
+    assert described.chunks["p1"].snippet == "membrane product data sheet primer"
 
 
 @pytest.mark.integration

@@ -62,6 +62,7 @@ class RunSummary(_Model):
     query_hash: str
     variant: str
     config_hash: str
+    index: str = Field(description="the chunk index the run searched (its manifest's)")
     tokens_used: int
     sections: list[str]
     selected: list[str] = Field(description="chunk ids in selection order")
@@ -76,6 +77,8 @@ class QueryChange(_Model):
     new_run_id: str
     entered: list[str]
     left: list[str]
+    index_before: str = Field(description="the chunk index the baseline run searched")
+    index_after: str = Field(description="the chunk index the new run searched")
     tokens_before: int
     tokens_after: int
     token_delta: int
@@ -130,6 +133,7 @@ def summarise(manifest: RunManifest, records: Sequence[TraceDict]) -> RunSummary
         query_hash=manifest.query_hash,
         variant=manifest.variant,
         config_hash=manifest.config_hash,
+        index=manifest.index,
         tokens_used=manifest.totals.tokens_used,
         sections=list(manifest.totals.sections),
         selected=[r["chunk_id"] for r in chosen],
@@ -145,6 +149,8 @@ def _change(old: RunSummary, new: RunSummary) -> QueryChange:
         new_run_id=new.run_id,
         entered=[c for c in new.selected if c not in before],
         left=[c for c in old.selected if c not in after],
+        index_before=old.index,
+        index_after=new.index,
         tokens_before=old.tokens_used,
         tokens_after=new.tokens_used,
         token_delta=new.tokens_used - old.tokens_used,
@@ -186,13 +192,22 @@ SNIPPET_CHARS = 160
 def describe_chunks(store: Store, comparison: Comparison) -> Comparison:
     """The comparison with a note (section, row or page, text snippet) for every chunk that moved.
 
-    Chunks that left a bubble may have been re-ingested away since; their
-    note keeps what the baseline's trace records said and no snippet.
+    A chunk that entered is read from the chunk index its new run searched, one that left from the
+    index its baseline run searched (each run's manifest names it; a batch may run on another index
+    than its baseline). Chunks that left a bubble may have been re-ingested away since; their note
+    keeps what the baseline's trace records said and no snippet.
     """
+    wanted: dict[str, set[str]] = {}
+    for change in comparison.changes:
+        wanted.setdefault(change.index_after, set()).update(change.entered)
+        wanted.setdefault(change.index_before, set()).update(change.left)
+    notes: dict[str, ChunkNote] = {}
+    for index, ids in sorted(wanted.items()):
+        if ids:
+            for chunk in get_chunks(store.at_chunk_index(index), sorted(ids)):
+                notes.setdefault(chunk.chunk_id, _note(chunk))
     moved = sorted({c for change in comparison.changes for c in (*change.entered, *change.left)})
-    found = {chunk.chunk_id: chunk for chunk in get_chunks(store, moved)}
-    notes = {chunk_id: _note(found[chunk_id]) for chunk_id in moved if chunk_id in found}
-    missing = [chunk_id for chunk_id in moved if chunk_id not in found]
+    missing = [chunk_id for chunk_id in moved if chunk_id not in notes]
     for record in trace_records_of_chunks(store, comparison, missing):
         notes.setdefault(
             record["chunk_id"],
@@ -202,7 +217,7 @@ def describe_chunks(store: Store, comparison: Comparison) -> Comparison:
                 snippet=None,
             ),
         )  # fmt: skip
-    return comparison.model_copy(update={"chunks": notes})
+    return comparison.model_copy(update={"chunks": dict(sorted(notes.items()))})
 
 
 def _note(chunk: Chunk) -> ChunkNote:
@@ -466,7 +481,7 @@ def _rebuilt_cases(
     for record in records:
         wanted.setdefault(index_of[record["run_id"]], set()).add(record["chunk_id"])
     found = {
-        index: {c.chunk_id: c for c in get_chunks(store.at_chunk_index(index), sorted(ids))}
+        index: {c.chunk_id: c for c in get_chunks(store, sorted(ids))}
         for index, ids in sorted(wanted.items())
     }
     notes: list[str] = []
