@@ -16,8 +16,10 @@ Usage (from the repository root):
 the environment names (``ESBUBBLE_HOME``'s embedded engine by default) and writes ``CASES/<set>.jsonl``.
 ``replay`` prints, per budget, each variant's mean gold recall over the questions with gold, and the
 questions it holds in the sets numbered up to 12 (A) and above (B), so a change can be checked on
-both halves; with ``--set`` it replays the defaults too and prints, per budget and variant, the
-questions the change gains or loses in each half and how many questions went up and down.
+both halves, then the budget's ceiling: the most gold any set of whole candidate chunks within the
+budget holds (``GoldItems.budget_ceiling``), which no selection setting can pass. With ``--set`` it
+replays the defaults too and prints, per budget and variant, the questions the change gains or loses
+in each half and how many questions went up and down.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from esbubble.app.evaluate import EvalCase, retrieve_cases
 from esbubble.config import BubbleConfig
-from esbubble.core.metrics import bubble_metrics
+from esbubble.core.metrics import GoldItems, bubble_metrics
 from esbubble.models import Variant
 from esbubble.queryset import load_queries
 from esbubble.store.connection import Store, open_store
@@ -80,7 +83,7 @@ class Recall:
     """One variant's gold recall at one budget: each question with gold's (half, recall), in case order."""
 
     budget: int
-    variant: Variant
+    variant: Variant | Literal["ceiling"]
     per_question: tuple[tuple[str, float], ...]
 
     @property
@@ -112,7 +115,8 @@ class Recall:
 
 
 def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]) -> list[Recall]:
-    """Gold recall of each variant at each budget on ``cases`` (set name, case), under ``overrides``."""
+    """Gold recall of each variant at each budget on ``cases`` (set name, case), under ``overrides``,
+    each budget's variants followed by its ceiling (which no setting changes)."""
     now = datetime.now(UTC)
     rows: list[Recall] = []
     for budget in BUDGETS:
@@ -125,7 +129,18 @@ def replay_cases(cases: list[tuple[str, EvalCase]], overrides: dict[str, object]
                 if recall is not None:
                     per_question.append((_half(set_name), recall))
             rows.append(Recall(budget, variant, tuple(per_question)))
+        rows.append(Recall(budget, "ceiling", tuple(_ceilings(cases, budget))))
     return rows
+
+
+def _ceilings(cases: list[tuple[str, EvalCase]], budget: int) -> list[tuple[str, float]]:
+    """Each question with gold's (half, the budget's ceiling as a share of its gold items)."""
+    shares: list[tuple[str, float]] = []
+    for set_name, case in cases:
+        items = GoldItems.of(case.gold, case.evidence)
+        if len(items):
+            shares.append((_half(set_name), items.budget_ceiling(case.candidates, budget) / len(items)))
+    return shares
 
 
 def replay(cases_dir: Path, settings: list[str]) -> None:
@@ -136,7 +151,8 @@ def replay(cases_dir: Path, settings: list[str]) -> None:
     defaults = replay_cases(cases, {}) if settings else [None] * len(rows)
     for row, base in zip(rows, defaults, strict=True):
         halves = f"A {row.held['A']:.1f}, B {row.held['B']:.1f}"
-        versus = f"; against the defaults {row.against(base)}" if base is not None else ""
+        compared = base is not None and row.variant != "ceiling"  # no setting moves the ceiling
+        versus = f"; against the defaults {row.against(base)}" if compared and base else ""
         print(f"{row.budget} {row.variant}: {row.mean:.4f} over {row.questions} questions ({halves}){versus}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from esbubble.core.bubble import build_bubble
 from esbubble.core.metrics import (
+    MAX_CEILING_ITEMS,
     BubbleMetrics,
     GoldItems,
     aggregate,
@@ -134,3 +136,38 @@ def test_every_phrase_cut_from_a_chunk_is_found(pieces: list[str], prefix: str) 
     if phrases:
         assert gold_recall([chunk], evidence=phrases) == 1.0
     assert normalise_evidence(normalise_evidence(text)) == normalise_evidence(text)
+
+
+def test_the_budget_ceiling_is_the_most_items_whole_chunks_within_the_budget_hold() -> None:
+    items = GoldItems.of(evidence=["alpha", "beta", "gamma"])
+    wide = text_candidate("w", "S", "alpha beta gamma", 90)  # all three, but larger than 80
+    cheap = [text_candidate("a", "S", "alpha beta", 40), text_candidate("g", "S", "gamma", 40)]
+    assert items.budget_ceiling([wide, *cheap], 100) == 3  # the wide chunk alone
+    assert items.budget_ceiling([wide, *cheap], 80) == 3  # the two cheap ones
+    assert items.budget_ceiling([wide, *cheap], 79) == 2
+    assert items.budget_ceiling([wide, *cheap], 39) == 0
+    assert items.budget_ceiling([], 100) == 0
+    too_many = GoldItems.of(evidence=[f"p{n}" for n in range(MAX_CEILING_ITEMS + 1)])
+    with pytest.raises(ValueError, match="exact up to 20"):
+        too_many.budget_ceiling([wide], 100)
+
+
+@given(
+    st.lists(st.tuples(st.sets(st.sampled_from("abcd")), st.integers(1, 30)), max_size=7),
+    st.integers(0, 60),
+)
+def test_no_set_of_chunks_within_the_budget_holds_more_than_the_ceiling(
+    chunks: list[tuple[set[str], int]], budget: int
+) -> None:
+    items = GoldItems.of(evidence=[f"item{letter}" for letter in "abcd"])
+    candidates = [
+        text_candidate(f"c{n}", "S", " ".join(f"item{letter}" for letter in sorted(held)) or "none", tokens)
+        for n, (held, tokens) in enumerate(chunks)
+    ]
+    best = max(
+        sum(items.held_by([c.chunk for c in chosen]))
+        for size in range(len(candidates) + 1)
+        for chosen in itertools.combinations(candidates, size)
+        if sum(c.chunk.token_count for c in chosen) <= budget
+    )
+    assert items.budget_ceiling(candidates, budget) == best

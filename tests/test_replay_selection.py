@@ -70,15 +70,24 @@ def test_replayed_cases_give_the_recall_eval_gives(store: Store, tmp_path: Path)
     rows = replay_selection.replay_cases(saved, {})
 
     assert [(row.budget, row.variant) for row in rows] == [
-        (400, "full"), (400, "engine_topk"), (800, "full"), (800, "engine_topk")
+        (400, "full"), (400, "engine_topk"), (400, "ceiling"),
+        (800, "full"), (800, "engine_topk"), (800, "ceiling"),
     ]  # fmt: skip
+    for budget in (400, 800):
+        *variants, ceiling = [row for row in rows if row.budget == budget]
+        for row in variants:  # no selection holds more than the most whole chunks within the budget hold
+            assert all(
+                mine <= best
+                for (_, mine), (_, best) in zip(row.per_question, ceiling.per_question, strict=True)
+            )
+        assert ceiling.mean == 1.0  # every phrase sits in a short paragraph; both fit in 400 tokens
     loaded = load_queries(queries).cases
     now = datetime.now(UTC)
     for budget in (400, 800):
         tables = evaluate(store, loaded, BubbleConfig().with_overrides(token_budget=budget), now=now)
         expected = {row.variant: row.gold_recall for row in tables.table1}
         for row in rows:
-            if row.budget == budget:
+            if row.budget == budget and row.variant != "ceiling":
                 assert row.questions == 2 and row.held["B"] == 0.0
                 assert row.mean == expected[row.variant]
     assert rows[0].mean > 0  # the policy holds the evidence: the bubble finds some of it

@@ -54,6 +54,9 @@ def normalise_evidence(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+MAX_CEILING_ITEMS = 20
+
+
 @dataclass(frozen=True, slots=True)
 class GoldItems:
     """A query's gold items: chunk ids (``gold``: held by the chunk with that id) and evidence phrases
@@ -95,6 +98,28 @@ class GoldItems:
                 if held and best[index] is None:
                     best[index] = candidate.es_rank
         return tuple(best)
+
+    def budget_ceiling(self, candidates: Iterable[Candidate], budget: int) -> int:
+        """The most items one set of whole candidate chunks within ``budget`` tokens holds: what the
+        best possible selection from these candidates could reach at that budget, gates aside.
+
+        Exact: the fewest tokens that hold each combination of items, one candidate at a time (a
+        0/1 knapsack over the items each chunk holds). The combinations are at most ``2 ** len``,
+        so the items are limited to ``MAX_CEILING_ITEMS`` (a question has a few).
+        """
+        if len(self) > MAX_CEILING_ITEMS:
+            raise ValueError(f"{len(self)} gold items: the budget ceiling is exact up to {MAX_CEILING_ITEMS}")
+        cheapest: dict[int, int] = {0: 0}  # the items held (one bit each) -> the fewest tokens holding them
+        for candidate in candidates:
+            held = sum(1 << index for index, hit in enumerate(self.held_by([candidate.chunk])) if hit)
+            tokens = candidate.chunk.token_count
+            if not held or tokens > budget:
+                continue
+            for items, spent in list(cheapest.items()):
+                union, cost = items | held, spent + tokens
+                if cost <= budget and cost < cheapest.get(union, budget + 1):
+                    cheapest[union] = cost
+        return max(items.bit_count() for items in cheapest)
 
 
 def gold_recall(
