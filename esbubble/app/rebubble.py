@@ -481,7 +481,7 @@ def _rebuilt_cases(
     for record in records:
         wanted.setdefault(index_of[record["run_id"]], set()).add(record["chunk_id"])
     found = {
-        index: {c.chunk_id: c for c in get_chunks(store, sorted(ids))}
+        index: {c.chunk_id: c for c in get_chunks(store.at_chunk_index(index), sorted(ids))}
         for index, ids in sorted(wanted.items())
     }
     notes: list[str] = []
