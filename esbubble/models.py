@@ -71,6 +71,14 @@ class ChunkTerms(_Record):
     cells: list[list[str]] | None = None
 
 
+class ChunkEmbedding(_Record):
+    """A chunk's sentence embedding, computed at ingest (``esbubble.embedding``): the model's name and
+    the unit vector of the chunk's context and text, base64 of little-endian float32."""
+
+    model: str
+    vector: str
+
+
 class Chunk(_Record):
     """One indexed unit of a document that keeps its structural identity.
 
@@ -114,6 +122,9 @@ class Chunk(_Record):
     terms: ChunkTerms | None = Field(
         default=None, description="precomputed at ingest; None for chunks indexed before esbubble stored them"
     )
+    embedding: ChunkEmbedding | None = Field(
+        default=None, description="computed at ingest under [ingest] embedding_model; None: no vector"
+    )
     ingested_at: datetime | None = None
 
 
@@ -123,6 +134,10 @@ class Candidate(_Record):
     chunk: Chunk
     es_score: float = 0.0
     es_rank: int = Field(ge=1, default=1)
+    similarity: float | None = Field(
+        default=None,
+        description="cosine of the question and the chunk under the index's embedding model; None: no vector",
+    )
 
 
 class GateResult(_Record):
@@ -278,6 +293,16 @@ class TraceRecord(_Record):
         description="coverage order: 1 + proximity x the share of the question's word pairs the chunk holds"
         " near each other, what its facet weights count by in the gain (1 when off); None: older record",
     )
+    similarity: float | None = Field(
+        default=None,
+        description="cosine of the question and the chunk under the embedding model; None: no vector"
+        " (or an older record)",
+    )
+    semantic_weight: float | None = Field(
+        default=None,
+        description="coverage order: the chunk's similarity over the best candidate's, to the power"
+        " semantic, what its facet weights count by in the gain (1 when off); None: older record",
+    )
     facets: list[str] = Field(default_factory=list, description="the query facets the chunk matches")
     facets_new: list[str] = Field(
         default_factory=list, description="of those, the ones the bubble did not cover at decision time"
@@ -379,6 +404,8 @@ TraceDict = TypedDict(
         "rank_weight": float | None,
         "near": list[str],
         "proximity_weight": float | None,
+        "similarity": float | None,
+        "semantic_weight": float | None,
         "facets": list[str],
         "facets_new": list[str],
         "es_score": float,

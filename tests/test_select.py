@@ -10,7 +10,7 @@ from factories import paper_config, text_candidate
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
 from esbubble.core.relevance import TermStats
-from esbubble.core.select import bucket_caps, resolve_shares
+from esbubble.core.select import bucket_caps, resolve_shares, semantic_weights
 from esbubble.core.trace import trace_id
 from esbubble.models import Bubble, Candidate
 
@@ -366,3 +366,43 @@ def test_the_gain_gate_turns_away_a_spent_candidate_worth_too_little() -> None:
     assert records["b_answer"]["fill_value"] >= gate["limit"]
     off_gates = {g["gate"]: g for r in off.trace for g in r["step_details"]["gates"]}
     assert not off_gates["gain"]["enabled"]
+
+
+def test_semantic_weights_are_each_similarity_over_the_best_to_the_power() -> None:
+    assert semantic_weights([0.8, 0.4, -0.2], 2.0) == pytest.approx([1.0, 0.25, 0.0])
+    assert semantic_weights([0.8, 0.4], 1.0) == pytest.approx([1.0, 0.5])
+    assert semantic_weights([0.8, 0.4], 0.0) is None  # off
+    assert semantic_weights([0.8, None], 2.0) is None  # a chunk without a vector: off for the run
+    assert semantic_weights([-0.1, 0.0], 2.0) is None  # nothing is similar at all
+    assert semantic_weights([], 2.0) is None
+
+
+def test_the_chunk_whose_meaning_answers_outbids_one_that_shares_more_words() -> None:
+    """Coverage order weighs a chunk's facets by its similarity to the question over the best
+    candidate's, to ``semantic``: the watchdog's "one-shot timer" sentence, which shares one word
+    with the question, wins over a cheaper line repeating its words, once similarities are known;
+    without them (chunks with no vector) the order is the facet gain's, as before."""
+    answer = _candidate("answer", "Timers", "The watchdog is a one-shot timer with no interval mode.", 30)
+    line = _candidate("line", "Index", "watchdog repeat interval repeat", 20)
+    line = line.model_copy(update={"es_rank": 2})
+    query = "Can the watchdog repeat at an interval?"
+    config = BubbleConfig().with_overrides(token_budget=35)  # room for one of the two
+
+    def bubble(similarities: tuple[float | None, float | None], config: BubbleConfig = config) -> Bubble:
+        known = [
+            c.model_copy(update={"similarity": s}) for c, s in zip((answer, line), similarities, strict=True)
+        ]
+        return build_bubble(query, known, config, run_id="r", now=NOW)
+
+    blind, seeing = bubble((None, None)), bubble((0.7, 0.2))
+    assert [s.chunk.chunk_id for s in blind.selected] == ["line"]
+    assert [s.chunk.chunk_id for s in seeing.selected] == ["answer"]
+    assert [s.chunk.chunk_id for s in bubble((0.7, 0.2), config.with_overrides(semantic=0.0)).selected] == [
+        "line"
+    ]
+    records = {r["chunk_id"]: r for r in seeing.trace}
+    assert (records["answer"]["similarity"], records["answer"]["semantic_weight"]) == (0.7, 1.0)
+    power = config.bubble.semantic
+    assert records["line"]["semantic_weight"] == pytest.approx((0.2 / 0.7) ** power)
+    assert {(r["similarity"], r["semantic_weight"]) for r in blind.trace} == {(None, 1.0)}
+    assert [s.chunk.chunk_id for s in bubble((0.7, None)).selected] == ["line"]  # one without: all off

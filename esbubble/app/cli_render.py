@@ -311,6 +311,8 @@ def explain(record: TraceDict, ranks: Mapping[str, int], records: Sequence[Trace
         f"  covered    when decided: {covered or 'nothing'}",
         f"  near       {', '.join(r.get('near') or ()) or 'no pair of the question'}; "
         f"proximity weight {_number(r.get('proximity_weight'))}",
+        f"  meaning    similarity {_number(r.get('similarity'), absent='none')}; "
+        f"semantic weight {_number(r.get('semantic_weight'))}",
         f"  gain       {_number(r.get('gain'))}; fill value {fill}; document weight {document}; "
         f"chunk share {_number(r.get('chunk_share'))}",
         *_named_line(r),

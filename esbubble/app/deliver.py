@@ -22,6 +22,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from esbubble.app.evaluate import CaseLike
+from esbubble.app.meaning import Meaning
 from esbubble.app.runner import RunOptions, RunResult, run_bubble
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
@@ -266,7 +267,9 @@ def evaluate_delivery(
 
     ``on_done(1)`` is called after each query (for a progress bar).
     """
-    retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
+    retrievals = Meaning().attach(
+        retrieve_many(store, [case.query for case in cases], config, filters), config.bubble
+    )
     rows = []
     for case, retrieval in zip(cases, retrievals, strict=True):
         bubble = build_bubble(

@@ -26,6 +26,7 @@ from esbubble.errors import InputError
 from esbubble.models import REJECTION_REASONS, Bubble, Candidate, FinalReason, Variant
 
 if TYPE_CHECKING:
+    from esbubble.app.meaning import Meaning
     from esbubble.store.connection import Store
     from esbubble.store.query import RetrievalFilters
 
@@ -419,12 +420,16 @@ def retrieve_cases(
     cases: Sequence[CaseLike],
     config: BubbleConfig,
     filters: RetrievalFilters | None = None,
+    meaning: Meaning | None = None,
 ) -> list[EvalCase]:
-    """Each query with its candidates and term statistics, retrieved in one msearch: what every table
-    is computed from, and all a replay of selection needs (``scripts/replay_selection.py``)."""
+    """Each query with its candidates (with their similarities, ``app.meaning``) and term statistics,
+    retrieved in one msearch: what every table is computed from, and all a replay of selection needs
+    (``scripts/replay_selection.py``)."""
+    from esbubble.app.meaning import Meaning
     from esbubble.store.retrieve import retrieve_many
 
-    retrievals = retrieve_many(store, [case.query for case in cases], config, filters)
+    found = retrieve_many(store, [case.query for case in cases], config, filters)
+    retrievals = (meaning or Meaning()).attach(found, config.bubble)
     return [
         EvalCase(
             id=case.id,

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.app.evaluate import CaseLike, EvalCase, evaluate_cases, evaluation_tables
+from esbubble.app.meaning import Meaning
 from esbubble.app.query_key import query_key
 from esbubble.app.report import (
     DeltaPoint,
@@ -349,6 +350,7 @@ def run_batch(
     writer: TraceWriter | None = None,
     on_done: Callable[[int], None] | None = None,
     skip: Collection[str] = (),
+    meaning: Meaning | None = None,
 ) -> BatchResult:
     """Bubble every case with ``config`` and write all manifests and traces under ``options.batch_id``
     (required), every run stamped ``options.now`` (default: when the batch starts).
@@ -382,6 +384,7 @@ def run_batch(
     # Without a writer of the caller's, traces go through a background writer that sends
     # several runs per bulk request; closing it below waits until every record is written
     # or spooled, and its totals are the batch's.
+    understood = meaning or Meaning()  # the embedding models, loaded once for every worker
     background: BackgroundTraceWriter | None = None
     audit: TraceWriter
     if writer is None:
@@ -392,7 +395,8 @@ def run_batch(
     def retrieved(part: Sequence[CaseLike]) -> Iterator[tuple[CaseLike, Retrieval]]:
         for number, group in enumerate(_groups(part, RETRIEVE_GROUP)):
             try:
-                retrievals = retrieve_many(store, [c.query for c in group], config, options.filters)
+                found = retrieve_many(store, [c.query for c in group], config, options.filters)
+                retrievals = understood.attach(found, config.bubble)
             except EngineError as error:
                 reason = error.one_line()
                 if redact_query:
@@ -497,7 +501,12 @@ def _rebuilt_cases(
         if missing:
             notes.append(f"run {manifest.run_id}: {missing} candidates no longer in the chunk index {index}")
         candidates = [
-            Candidate(chunk=chunks[r["chunk_id"]], es_score=r["es_score"], es_rank=r["es_rank"])
+            Candidate(
+                chunk=chunks[r["chunk_id"]],
+                es_score=r["es_score"],
+                es_rank=r["es_rank"],
+                similarity=r.get("similarity"),  # as the run had it (no model is loaded to report)
+            )
             for r in run_records
             if r["chunk_id"] in chunks
         ]

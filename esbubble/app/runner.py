@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from esbubble.app.meaning import Meaning
 from esbubble.app.query_key import query_key
 from esbubble.config import BubbleConfig
 from esbubble.core.bubble import build_bubble
@@ -105,10 +106,14 @@ def run_bubble(
     options: RunOptions = RunOptions(),
     *,
     writer: TraceWriter | None = None,
+    meaning: Meaning | None = None,
 ) -> RunResult:
-    """Build one bubble for ``query`` and record it; auditing problems warn, they never fail the run."""
+    """Build one bubble for ``query`` and record it; auditing problems warn, they never fail the run.
+    ``meaning`` holds the embedding models loaded so far (a new one when None: ``app.meaning``)."""
     started = time.perf_counter()
-    retrieval = retrieve(store, query, config, options.filters)
+    (retrieval,) = (meaning or Meaning()).attach(
+        [retrieve(store, query, config, options.filters)], config.bubble
+    )
     timings = {"retrieve": _ms(started), "engine": round(retrieval.took_ms, 3)}
     stage = time.perf_counter()
     doc_count = count_chunks(store)

@@ -185,6 +185,24 @@ def rank_weight(es_rank: int, engine_rank: float) -> float:
     return 1.0 + engine_rank / (es_rank + 1) if engine_rank else 1.0
 
 
+def semantic_weights(similarities: Sequence[float | None], power: float) -> list[float] | None:
+    """Per candidate, what its similarity to the question weighs its facets by: its similarity over
+    the best candidate's, negatives 0, to ``power``. None (the weight off) when ``power`` is 0, when
+    a candidate carries no similarity (its chunk has no vector under the run's embedding model:
+    weighing only some would favour the others), or when no similarity is positive.
+
+    Words match words; the question's meaning is matched by none of the other signals. The chunk
+    that answers "Can the watchdog repeat?" says "it is a one-shot timer": a sentence embedding puts
+    the two near each other, the facet weights see one shared word.
+    """
+    if not power or not similarities or any(s is None for s in similarities):
+        return None
+    top = max(s for s in similarities if s is not None)
+    if top <= 0:
+        return None
+    return [(max(s, 0.0) / top) ** power for s in similarities if s is not None]
+
+
 @dataclass(frozen=True, slots=True)
 class Weight:
     """What a chunk's facet weights count in its gain, and the parts the trace records: its document's
@@ -197,7 +215,8 @@ class Weight:
     named: float = 1.0  # 1 + named_row for a row the query names (``core.named``), else 1
     rank: float = 1.0  # ``rank_weight`` of its engine rank (1 when off)
     proximity: float = 1.0  # ``Proximity.weight`` of the question's word pairs it holds (1 when off)
-    factor: float = 1.0  # share × engine × chunk_share ** power × named × rank × proximity: the gain's factor
+    semantic: float = 1.0  # ``semantic_weight`` of its similarity to the question (1 when off)
+    factor: float = 1.0  # share × engine × chunk_share ** power × named × rank × proximity × semantic
 
     @classmethod
     def of(
@@ -210,9 +229,10 @@ class Weight:
         named: float = 1.0,
         rank: float = 1.0,
         proximity: float = 1.0,
+        semantic: float = 1.0,
     ) -> Weight:
-        factor = share * engine * chunk_share**power * named * rank * proximity  # x ** 0 is 1.0
-        return cls(share, engine, chunk_share, named, rank, proximity, factor)
+        factor = share * engine * chunk_share**power * named * rank * proximity * semantic  # x ** 0 is 1.0
+        return cls(share, engine, chunk_share, named, rank, proximity, semantic, factor)
 
 
 NEUTRAL = Weight()
@@ -263,6 +283,7 @@ class _Coverage:
         named_row: float = 0.0,
         engine_rank: float = 0.0,
         proximity: tuple[Proximity, float] | None = None,
+        semantic: float = 0.0,
         spent_gain: float = 0.0,
         min_gain: float = 0.0,
     ) -> None:
@@ -315,8 +336,9 @@ class _Coverage:
         # Per candidate that matches a facet (by object): its weight (none when every switch is off).
         self._weights: dict[int, Weight] = {}
         pairs, strength = proximity or (None, 0.0)
-        if by_document or chunk_power or named or engine_rank or pairs:
-            for candidate in scored:
+        meaning = semantic_weights([c.candidate.similarity for c in scored], semantic)
+        if by_document or chunk_power or named or engine_rank or pairs or meaning:
+            for position, candidate in enumerate(scored):
                 key = id(candidate)
                 if self._hits[key]:
                     document = owners.get(key, "")
@@ -329,6 +351,7 @@ class _Coverage:
                         named=named.get(key, 1.0),
                         rank=rank_weight(candidate.candidate.es_rank, engine_rank),
                         proximity=pairs.weight(len(candidate.near), strength) if pairs else 1.0,
+                        semantic=meaning[position] if meaning else 1.0,
                     )
         self.version = 0  # how many admissions so far: a gain computed at this version is still exact
         self._snapshot: tuple[float, ...] = tuple(self.covered)
@@ -371,6 +394,7 @@ class _Coverage:
             named_row=params.named_row if by_gain else 0.0,
             engine_rank=params.engine_rank if by_gain else 0.0,
             proximity=(proximity, params.proximity) if by_gain and proximity is not None else None,
+            semantic=params.semantic if by_gain else 0.0,
             spent_gain=params.spent_gain if by_gain else 0.0,
             min_gain=params.min_gain if by_gain else 0.0,
         )
@@ -594,7 +618,7 @@ class Bubbling:
         return Decision(
             scored, rank, recorded, value, budget_left, bucket_left, order, reason, second, pool, gain,
             covered, weight.share, weight.engine, weight.chunk_share, nearest, fill, weight.named,
-            weight.rank, weight.proximity,
+            weight.rank, weight.proximity, weight.semantic,
         )  # fmt: skip
 
 

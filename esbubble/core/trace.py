@@ -56,6 +56,7 @@ class Decision(NamedTuple):
     named_weight: float = 1.0  # coverage order: 1 + named_row for a row the query names, else 1
     rank_weight: float = 1.0  # coverage order: what its engine rank weighs its facets by (1 when off)
     proximity_weight: float = 1.0  # coverage order: what the word pairs it holds weigh its facets by
+    semantic_weight: float = 1.0  # coverage order: what its similarity to the question weighs its facets by
 
     @property
     def selected(self) -> bool:
@@ -147,7 +148,7 @@ def _record(
     (
         scored, rank, gates, overlap, budget_remaining, bucket_remaining, selection_order, final_reason,
         second, pool_remaining, gain, _, document_share, document_engine, chunk_share, overlap_with,
-        fill_value, named_weight, rank_weight, proximity_weight,
+        fill_value, named_weight, rank_weight, proximity_weight, semantic_weight,
     ) = decision  # fmt: skip
     (
         candidate, bucket, tf, relevance, boost, len_penalty, score_raw, score_final, _, weights, matches,
@@ -196,6 +197,8 @@ def _record(
         "rank_weight": rank_weight,
         "near": list(near),
         "proximity_weight": proximity_weight,
+        "similarity": candidate.similarity,
+        "semantic_weight": semantic_weight,
         "facets": matched,
         "facets_new": new,
         "es_score": candidate.es_score,

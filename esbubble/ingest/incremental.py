@@ -40,11 +40,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from esbubble.embedding import Embedder, embedding_text, load_embedder
 from esbubble.errors import BulkError, EngineError, IngestError
 from esbubble.ingest.ids import doc_id_for
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
-from esbubble.models import Chunk
+from esbubble.models import Chunk, ChunkEmbedding
 from esbubble.store.chunks import (
     StoredChunk,
     delete_chunks,
@@ -181,6 +182,15 @@ def plan_changes(
     )
 
 
+def embed_chunks(chunks: Sequence[Chunk], embedder: Embedder) -> list[Chunk]:
+    """``chunks``, each with its vector (``embedding_text`` of its context and text) under ``embedder``."""
+    vectors = embedder.vectors([embedding_text(c.context, c.text) for c in chunks])
+    return [
+        c.model_copy(update={"embedding": ChunkEmbedding(model=embedder.name, vector=v)})
+        for c, v in zip(chunks, vectors, strict=True)
+    ]
+
+
 def source_path_of(file: str | Path) -> str:
     """What ``Chunk.source_path`` holds: the file's absolute, resolved path."""
     return str(Path(file).resolve())
@@ -218,6 +228,7 @@ def replace_document(
     file: str | Path = "",
     writer: ChunkWriter | None = None,
     replace: bool = False,
+    embedder: Embedder | None = None,
 ) -> DocumentResult:
     """Make the index hold exactly ``chunks`` for ``doc_id`` (see the module doc for the guarantee).
 
@@ -226,6 +237,11 @@ def replace_document(
     file is refused with ``IngestError`` (two files sharing a relative path,
     e.g. ``a/readme.md`` and ``b/readme.md``, would otherwise silently replace
     each other) unless ``replace``.
+
+    With ``embedder``, every chunk written carries its vector under that model (``embed_chunks``);
+    a stored chunk whose vector was made under another model, or none, is written again even when
+    its text is unchanged, and so is one with a vector when no ``embedder`` is given: the index
+    holds the vectors the profile asks for, never a mix.
 
     A bulk item failure raises ``IngestError`` after the undo; losing the
     cluster raises ``EngineError`` (after trying the undo), since no other
@@ -236,12 +252,19 @@ def replace_document(
     source = source_path_of(file) if file else None
     if source is not None and not replace:
         check_owner(doc_id, source, stored)
-    stale = [chunk_id for chunk_id, s in stored.items() if source is not None and s.source_path != source]
+    model = embedder.name if embedder is not None else None
+    stale = [
+        chunk_id
+        for chunk_id, s in stored.items()
+        if (source is not None and s.source_path != source) or s.embedding_model != model
+    ]
     plan = plan_changes(chunks, {chunk_id: s.content_hash for chunk_id, s in stored.items()}, stale=stale)
     stamp: dict[str, object] = {"ingested_at": now}
     if source is not None:
         stamp["source_path"] = source
     writes = [c.model_copy(update=stamp) for c in (*plan.added, *plan.changed)]
+    if embedder is not None:
+        writes = embed_chunks(writes, embedder)
     backup = get_chunks(store, [c.chunk_id for c in plan.changed] + plan.vanished)
     added_ids = [c.chunk_id for c in plan.added]
     try:
@@ -375,6 +398,8 @@ def ingest_paths(
     """
     stamp = now or datetime.now(UTC)
     targets, failures, skipped = collect(paths, options)
+    # loaded once for every document (seconds); before any is read, so a missing extra fails first
+    embedder = load_embedder(options.embedding_model) if options.embedding_model and targets else None
     results: list[DocumentResult] = []
     for done, target in enumerate(targets, start=1):
         status = "ok"
@@ -388,6 +413,7 @@ def ingest_paths(
                 file=str(target.file),
                 writer=writer,
                 replace=replace,
+                embedder=embedder,
             )
             results.append(result.model_copy(update={"warnings": list(read.warnings)}))
         except IngestError as error:

@@ -314,16 +314,19 @@ class StoredChunk:
 
     content_hash: str
     source_path: str | None
+    embedding_model: str | None = None  # the model its stored vector was made under (None: no vector)
 
 
 def stored_chunks(store: Store, doc_id: str) -> dict[str, StoredChunk]:
     """chunk_id → ``StoredChunk`` of every chunk of one document, for incremental re-ingest."""
     query = {"bool": {"filter": [{"term": {"doc_id": doc_id}}]}}
-    source = {"includes": ["chunk_id", "content_hash", "source_path"]}
+    source = {"includes": ["chunk_id", "content_hash", "source_path", "embedding.model"]}
     with engine_errors(_engine_error(store, "search chunks")):
         return {
             hit["_source"]["chunk_id"]: StoredChunk(
-                content_hash=hit["_source"]["content_hash"], source_path=hit["_source"].get("source_path")
+                content_hash=hit["_source"]["content_hash"],
+                source_path=hit["_source"].get("source_path"),
+                embedding_model=(hit["_source"].get("embedding") or {}).get("model"),
             )
             for hit in search_pages(store, store.names.chunks, query, [{"chunk_id": "asc"}], source=source)
         }
