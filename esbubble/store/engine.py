@@ -113,9 +113,17 @@ def snapshot_path(home: Path) -> Path:
 
 
 def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
+    """Write ``path`` (mode 0600) whole or not at all: a reader, or a start killed mid-write, never
+    leaves or sees it empty (an empty starting record hid the engine a killed start had spawned)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def _binary() -> str:
