@@ -1,9 +1,9 @@
 """Sentence embeddings: a chunk's vector, stored with it at ingest, and its cosine with the question.
 
 A vector is the model's unit-length float32 embedding of the chunk's context and text, stored as
-base64 of its little-endian bytes (an Elasticsearch ``binary`` field: nothing searches by it, and
-the embedded engine has no ``dense_vector``). The question is encoded once per run with the same
-model; the cosine of two unit vectors is their dot product.
+base64 of its little-endian bytes in an unindexed object with the model's name, as ``terms`` is
+(nothing searches by it, and the embedded engine has no ``dense_vector``). The question is encoded
+once per run with the same model; the cosine of two unit vectors is their dot product.
 
 The model runs through the optional ``sentence-transformers`` dependency (``esbubble[semantic]``),
 imported only when a model is loaded, so the rest of esbubble never pays for it.
@@ -69,18 +69,18 @@ class Embedder:
     name: str
     encode: Callable[[Sequence[str]], list[list[float]]]
 
+    def unit_vectors(self, texts: Sequence[str]) -> list[list[float]]:
+        """Each text's unit embedding, encoded together."""
+        return [unit(v) for v in self.encode(texts)] if texts else []
+
     def vectors(self, texts: Sequence[str]) -> list[str]:
         """Each text's stored vector (``encode_vector`` of its unit embedding)."""
-        return [encode_vector(unit(v)) for v in self.encode(texts)] if texts else []
+        return [encode_vector(v) for v in self.unit_vectors(texts)]
 
     def question(self, text: str) -> list[float]:
         """The question's unit vector."""
-        (vector,) = self.questions([text])
+        (vector,) = self.unit_vectors([text])
         return vector
-
-    def questions(self, texts: Sequence[str]) -> list[list[float]]:
-        """Each question's unit vector, encoded together."""
-        return [unit(v) for v in self.encode(texts)] if texts else []
 
 
 def embedding_text(context: str, text: str) -> str:

@@ -151,8 +151,9 @@ def replay(cases_dir: Path, settings: list[str]) -> None:
     defaults = replay_cases(cases, {}) if settings else [None] * len(rows)
     for row, base in zip(rows, defaults, strict=True):
         halves = f"A {row.held['A']:.1f}, B {row.held['B']:.1f}"
-        compared = base is not None and row.variant != "ceiling"  # no setting moves the ceiling
-        versus = f"; against the defaults {row.against(base)}" if compared and base else ""
+        versus = ""
+        if base is not None and row.variant != "ceiling":  # no setting moves the ceiling
+            versus = f"; against the defaults {row.against(base)}"
         print(f"{row.budget} {row.variant}: {row.mean:.4f} over {row.questions} questions ({halves}){versus}")
 
 

@@ -56,7 +56,7 @@ class Meaning:
         attached = list(retrievals)
         for model in sorted({m for m in models if m is not None}):
             mine = [i for i, m in enumerate(models) if m == model]
-            questions = self._model(model).questions([retrievals[i].query for i in mine])
+            questions = self._model(model).unit_vectors([retrievals[i].query for i in mine])
             for i, question in zip(mine, questions, strict=True):
                 candidates = with_similarities(retrievals[i].candidates, question)
                 attached[i] = retrievals[i].model_copy(update={"candidates": candidates})
