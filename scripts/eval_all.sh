@@ -87,11 +87,17 @@
 # then the delivery tables. Writes OUT_DIR/<set>-<budget>.{json,md}, OUT_DIR/delivery.md (sample
 # job) and OUT_DIR/delivery-realdocs.md; the .md files are the tables as docs/evaluation.md shows them.
 # A temporary ESBUBBLE_HOME (deleted at the end) keeps your own indices out of it.
+#
+# EVAL_PROFILE=p.toml runs the real-document sets under that profile instead of the default one
+# (ingest and eval; the sample job keeps its own), e.g. data/profiles/semantic.toml for the tables of
+# the sentence-embedding similarity.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 ESBUBBLE=${ESBUBBLE:-.venv/bin/esbubble}
 OUT=${1:-eval-out}
+REAL_PROFILE=()
+[ -n "${EVAL_PROFILE:-}" ] && REAL_PROFILE=(--profile "$EVAL_PROFILE")
 SWEEP=200,300,400,600,800,1000,1500,2000,3000
 # The real-document sets, each in its own index esbubble-<set>, all with the default profile.
 REAL_SETS="realdocs realdocs2 realdocs3 realdocs4 realdocs5 realdocs6 realdocs7 realdocs8 realdocs9 realdocs10 realdocs11 realdocs12 realdocs13 realdocs14 realdocs15 realdocs16 realdocs17 realdocs18 realdocs19 realdocs20 realdocs21 realdocs22 realdocs23 realdocs24"
@@ -108,7 +114,7 @@ trap cleanup EXIT
 "$ESBUBBLE" init
 "$ESBUBBLE" ingest data/sample --profile data/sample/profile.toml
 for set in $REAL_SETS; do
-    "$ESBUBBLE" ingest "data/$set/docs" --index "esbubble-$set"
+    "$ESBUBBLE" ingest "data/$set/docs" --index "esbubble-$set" "${REAL_PROFILE[@]}"
 done
 # Measure the engine as it runs day to day, not as it is right after the writes: osmem scores an
 # index written in several _bulk requests (one per document) differently from the same documents
@@ -124,7 +130,7 @@ for budget in 400 800; do
         "${sweep[@]}" --json >"$OUT/sample-$budget.json"
     for set in $REAL_SETS; do
         "$ESBUBBLE" eval "data/$set/queries.jsonl" --index "esbubble-$set" --budget "$budget" \
-            "${sweep[@]}" --json >"$OUT/$set-$budget.json"
+            "${REAL_PROFILE[@]}" "${sweep[@]}" --json >"$OUT/$set-$budget.json"
     done
     for set in sample $REAL_SETS; do
         "$PYTHON" scripts/eval_markdown.py <"$OUT/$set-$budget.json" >"$OUT/$set-$budget.md"

@@ -15,7 +15,17 @@ import pytest
 import esbubble
 from esbubble.core.tokens import get_encoding
 
-HEAVY = ("elasticsearch", "elastic_transport", "pydantic", "rich", "tiktoken", "openpyxl", "pypdf")
+HEAVY = (
+    "elasticsearch",
+    "elastic_transport",
+    "pydantic",
+    "rich",
+    "tiktoken",
+    "openpyxl",
+    "pypdf",
+    "numpy",
+    "tokenizers",
+)
 
 _PROBE = """
 import sys

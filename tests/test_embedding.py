@@ -22,7 +22,7 @@ from esbubble.embedding import (
     model_path,
     unit,
 )
-from esbubble.errors import ConfigError
+from esbubble.errors import ConfigError, InputError
 from esbubble.ingest import IngestOptions, ingest_paths
 from esbubble.models import Candidate, Chunk, ChunkEmbedding
 from esbubble.store.chunks import doc_chunk_hashes, get_chunks
@@ -66,7 +66,6 @@ def test_an_unknown_model_name_is_a_config_error_naming_what_works(tmp_path: Pat
 
 
 def test_the_default_model_loads_offline_and_puts_a_paraphrase_nearest() -> None:
-    pytest.importorskip("sentence_transformers")
     embedder = load_embedder(DEFAULT_MODEL)
     answer, other = embedder.vectors(["The watchdog is a one-shot timer.", "Stickers may be handed out."])
     question = embedder.question("Can the watchdog repeat at an interval?")
@@ -76,7 +75,6 @@ def test_the_default_model_loads_offline_and_puts_a_paraphrase_nearest() -> None
 
 @pytest.mark.integration
 def test_ingest_stores_vectors_under_the_profiles_model_and_never_a_mix(store: Store, tmp_path: Path) -> None:
-    pytest.importorskip("sentence_transformers")
     (tmp_path / "m.md").write_text(
         "# Timers\n\nThe watchdog is a one-shot timer.\n\nStickers may be handed out.\n", encoding="utf-8"
     )
@@ -140,7 +138,6 @@ def test_similarities_are_attached_only_where_every_candidate_has_a_vector_of_on
 def test_a_bubble_on_an_embedded_index_weighs_and_records_each_chunks_similarity(
     store: Store, tmp_path: Path
 ) -> None:
-    pytest.importorskip("sentence_transformers")
     (tmp_path / "m.md").write_text(
         "# Timers\n\nThe watchdog is a one-shot timer.\n\n## Index\n\nwatchdog repeat interval repeat\n",
         encoding="utf-8",
@@ -155,3 +152,29 @@ def test_a_bubble_on_an_embedded_index_weighs_and_records_each_chunks_similarity
     assert max(r["semantic_weight"] for r in records.values()) == 1.0  # the most similar chunk
     plain = run_bubble(store, "Can the watchdog repeat at an interval?", config.with_overrides(semantic=0.0))
     assert {(r["similarity"], r["semantic_weight"]) for r in plain.bubble.trace} == {(None, 1.0)}
+
+
+@pytest.mark.parametrize(
+    ("vector", "why"),
+    [
+        ("not base64!", "Only base64 data is allowed"),
+        ("AACAPwA=", "bytes length not a multiple of item size"),
+        (encode_vector([1.0]), "a vector of 1 values against a question of 2"),
+        (encode_vector([math.nan, 0.0]), "a value that is not a finite number"),
+    ],
+)
+def test_an_unreadable_stored_vector_is_an_input_error_naming_the_chunk_and_the_fix(
+    vector: str, why: str
+) -> None:
+    (candidate,) = _retrieval("q", [("m", [1.0, 0.0])]).candidates
+    assert candidate.chunk.embedding is not None
+    damaged = candidate.chunk.model_copy(
+        update={"embedding": candidate.chunk.embedding.model_copy(update={"vector": vector})}
+    )
+    with pytest.raises(InputError) as raised:
+        with_similarities([candidate.model_copy(update={"chunk": damaged})], unit([1.0, 1.0]))
+    message = raised.value.one_line()
+    opening = f"chunk {damaged.chunk_id} of {damaged.doc_id!r} has an unreadable 'm' vector: "
+    assert message.startswith(opening)
+    assert why in message
+    assert "once with no embedding_model and once with it" in message

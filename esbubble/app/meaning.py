@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from esbubble.config import BubbleParams
 from esbubble.embedding import Embedder, cosine, load_embedder
-from esbubble.errors import ConfigError
+from esbubble.errors import ConfigError, InputError
 from esbubble.models import Candidate
 from esbubble.store.retrieve import Retrieval
 
@@ -27,13 +27,28 @@ def vector_model(candidates: Sequence[Candidate]) -> str | None:
 
 
 def with_similarities(candidates: Sequence[Candidate], question: Sequence[float]) -> list[Candidate]:
-    """``candidates``, each with its chunk vector's cosine with the ``question`` vector."""
+    """``candidates``, each with its chunk vector's cosine with the ``question`` vector.
+
+    A stored vector that does not read (damaged, or written under another model's name) is an
+    ``InputError`` naming the chunk, its document and the fix."""
     return [
-        c.model_copy(update={"similarity": cosine(question, c.chunk.embedding.vector)})
-        if c.chunk.embedding is not None
-        else c
+        c.model_copy(update={"similarity": _similarity(c, question)}) if c.chunk.embedding is not None else c
         for c in candidates
     ]
+
+
+def _similarity(candidate: Candidate, question: Sequence[float]) -> float:
+    chunk = candidate.chunk
+    assert chunk.embedding is not None
+    try:
+        return cosine(question, chunk.embedding.vector)
+    except ValueError as error:
+        raise InputError(
+            f"chunk {chunk.chunk_id} of {chunk.doc_id!r} has an unreadable {chunk.embedding.model!r}"
+            f" vector: {error}",
+            hint="ingest the document once with no embedding_model and once with it (a change of model"
+            " rewrites every vector), or set [bubble] semantic = 0",
+        ) from None
 
 
 class Meaning:
@@ -73,7 +88,6 @@ class Meaning:
             except ConfigError as error:
                 raise ConfigError(
                     f"the chunk index holds vectors of {name!r}: {error.message}",
-                    hint="pip install 'esbubble[semantic]', or set [bubble] semantic = 0 to leave them"
-                    " unread",
+                    hint=f"{error.hint}; or set [bubble] semantic = 0 to leave them unread",
                 ) from None
         return self._models[name]

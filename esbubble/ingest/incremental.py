@@ -41,7 +41,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.embedding import Embedder, embedding_text, load_embedder
-from esbubble.errors import BulkError, EngineError, IngestError
+from esbubble.errors import BulkError, ConfigError, EngineError, IngestError
 from esbubble.ingest.ids import doc_id_for
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
@@ -399,7 +399,7 @@ def ingest_paths(
     stamp = now or datetime.now(UTC)
     targets, failures, skipped = collect(paths, options)
     # loaded once for every document (seconds); before any is read, so a missing extra fails first
-    embedder = load_embedder(options.embedding_model) if options.embedding_model and targets else None
+    embedder = _embedder(options.embedding_model) if options.embedding_model and targets else None
     results: list[DocumentResult] = []
     for done, target in enumerate(targets, start=1):
         status = "ok"
@@ -422,3 +422,10 @@ def ingest_paths(
         if progress is not None:
             progress(IngestProgress(done=done, total=len(targets), file=str(target.file), status=status))
     return IngestSummary(documents=results, failures=failures, skipped=skipped)
+
+
+def _embedder(name: str) -> Embedder:
+    try:
+        return load_embedder(name)
+    except ConfigError as error:
+        raise ConfigError(error.message, hint=f"{error.hint}; or unset [ingest] embedding_model") from None
