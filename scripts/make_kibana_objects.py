@@ -323,7 +323,8 @@ def runs_search() -> dict[str, Any]:
 def dropped_top_search() -> dict[str, Any]:
     """The candidates the engine ranked first to tenth that a bubble left out: without gold, the
     decisions where a bubble may do worse than the engine's own order."""
-    columns = ["run_id", "rank", "es_rank", "chunk_id", "section", "token_count", "gain", "final_reason"]
+    columns = ["run_id", "rank", "es_rank", "chunk_id", "section", "token_count", "gain", "similarity",
+               "final_reason"]  # fmt: skip
     return saved_search(
         "esbubble-dropped-engine-top",
         "esbubble · the engine's first ten, dropped",
