@@ -27,6 +27,7 @@ from pathlib import Path
 
 import bench_cli
 import bench_core
+import bench_embedding
 import bench_engine
 import bench_history
 from bench_stats import machine, peak_rss_mb
@@ -50,6 +51,7 @@ class Plan:
     batch_size: int
     workbook_rows: int
     tokenize_rounds: int
+    embed_texts: int = 200
     queries: int = 25
     workers: int = 2
     help_rounds: int = bench_cli.HELP_ROUNDS
@@ -65,6 +67,7 @@ QUICK = Plan(
     batch_size=6,
     workbook_rows=200,
     tokenize_rounds=1,
+    embed_texts=10,
     queries=3,
     help_rounds=2,
 )
@@ -150,6 +153,7 @@ def measure(plan: Plan, url: str | None, *, core_only: bool = False) -> dict[str
         results["tokenize_tokens_per_s"] = round(
             bench_core.tokenize_rate(chunks, config.bubble.encoding, rounds=plan.tokenize_rounds)
         )
+        results.update(bench_embedding.encode_stats(chunks, texts=plan.embed_texts))
     options = IngestOptions.of(config)
     with tempfile.TemporaryDirectory(prefix="esbubble-bench-") as temp:
         home = Path(temp) / "home"

@@ -16,6 +16,7 @@ import base64
 import hashlib
 import importlib.util
 import math
+import os
 import sys
 from array import array
 from collections.abc import Callable, Sequence
@@ -160,7 +161,8 @@ def load_embedder(name: str) -> Embedder:
         from esbubble.sentence_model import load_sentence_model
     except ImportError as error:
         raise _missing_extra(name) from error
-    return Embedder(name=name, encode=load_sentence_model(path).encode)
+    workers = min(4, os.cpu_count() or 1)  # texts encoded side by side, each on one BLAS thread
+    return Embedder(name=name, encode=load_sentence_model(path, workers=workers).encode)
 
 
 def _missing_extra(name: str) -> ConfigError:

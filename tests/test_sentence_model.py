@@ -38,6 +38,7 @@ def test_a_texts_vector_does_not_depend_on_the_texts_encoded_with_it(folder: Pat
     together = model.encode([long, short, long])
     assert together[1] == model.encode([short])[0]  # bit for bit
     assert together[0] == together[2] == model.encode([long])[0]
+    assert load_sentence_model(folder, workers=3).encode([long, short, long]) == together  # threads
 
 
 def test_a_packaged_model_whose_files_differ_is_refused(folder: Path, tmp_path: Path) -> None:
