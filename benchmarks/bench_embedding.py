@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from bench_stats import median
+
 from esbubble.embedding import DEFAULT_MODEL, embedding_text, load_embedder
 from esbubble.errors import ConfigError
 from esbubble.models import Chunk
@@ -36,7 +38,7 @@ def encode_stats(chunks: Sequence[Chunk], *, texts: int) -> dict[str, float]:
     return {
         "embedding_load_s": round(loaded, 3),
         "embedding_chunks_per_s": round(len(batch) / encoding, 1),
-        "embedding_question_ms": round(sorted(question_ms)[len(question_ms) // 2], 1),
+        "embedding_question_ms": round(median(question_ms), 1),
     }
 
 
