@@ -38,7 +38,7 @@ Matrix = npt.NDArray[np.float32]
 # at the values it feeds (BERT's "gelu" is the erf form, and numpy has no erf).
 _ERF_P = 0.3275911
 _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": None, "I64": np.int64}
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}  # others are refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ def load_sentence_model(folder: Path, *, workers: int = 1) -> SentenceModel:
         found = weights.get(prefix + name)
         if found is None:
             raise _unsupported(folder, f"weights without {prefix + name!r}")
-        return found.astype(np.float32)
+        return found.astype(np.float32, copy=False)  # float32 weights are read in place
 
     def pair(name: str, *, transpose: bool = True) -> tuple[Matrix, Matrix]:
         weight = get(f"{name}.weight")
