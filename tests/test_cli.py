@@ -134,10 +134,16 @@ def with_sample(on_engine: list[str]) -> list[str]:
 
 
 @pytest.mark.integration
-def test_ingest_again_reports_everything_unchanged(with_sample: list[str]) -> None:
+def test_ingest_again_reports_everything_unchanged_and_rewrite_writes_it_all(with_sample: list[str]) -> None:
     result = run(*with_sample, "ingest", str(SAMPLE / "site_memo.md"), "--profile", PROFILE)
     assert result.exit_code == 0
     assert "1 documents" in result.output and "0 added, 0 updated, 0 deleted" in result.output
+    rewritten = run(
+        *with_sample, "ingest", str(SAMPLE / "site_memo.md"), "--profile", PROFILE, "--rewrite", "--json"
+    )
+    assert rewritten.exit_code == 0, rewritten.output
+    summary = json.loads(rewritten.stdout)
+    assert summary["updated"] == summary["chunks"] > 0 and summary["unchanged"] == summary["added"] == 0
 
 
 @pytest.mark.integration
@@ -229,6 +235,22 @@ def test_a_batch_on_another_index_reports_from_it_and_resumes_only_on_it(
     assert f"searched the chunk index {custom!r}" in elsewhere.stderr
     assert f"resume with --index {custom}" in elsewhere.stderr
     assert "finish the batch with" not in elsewhere.stderr, "the same command would be refused again"
+
+
+@pytest.mark.integration
+def test_an_invalid_doc_id_is_the_files_failure_and_writes_nothing(
+    on_engine: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    assert run(*on_engine, "init").exit_code == 0
+    result = run(*on_engine, "ingest", str(tmp_path / "a.md"), "--doc-id", "../a.md", "--json")
+    assert result.exit_code == 1
+    summary = json.loads(result.stdout)
+    assert summary["documents"] == 0
+    (failure,) = summary["failures"]
+    assert failure["file"] == str(tmp_path / "a.md") and failure["reason"].startswith(
+        "invalid doc id '../a.md'"
+    )
 
 
 def test_doc_id_needs_exactly_one_file() -> None:

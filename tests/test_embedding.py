@@ -156,6 +156,33 @@ def test_a_bubble_on_an_embedded_index_weighs_and_records_each_chunks_similarity
     assert {(r["similarity"], r["semantic_weight"]) for r in plain.bubble.trace} == {(None, 1.0)}
 
 
+@pytest.mark.integration
+def test_rewrite_repairs_a_damaged_vector_that_an_unchanged_text_would_leave(
+    store: Store, tmp_path: Path
+) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("# Timers\n\nThe watchdog is a one-shot timer.\n", encoding="utf-8")
+    embedded = IngestOptions(min_chunk_tokens=0, embedding_model=DEFAULT_MODEL)
+    assert ingest_paths(store, [note], embedded, doc_id="timers").ok  # a lone file's own id keeps the model
+    (chunk,) = _stored(store, "timers")
+    assert chunk.embedding is not None and chunk.embedding.model == DEFAULT_MODEL
+    store.client.update(
+        index=store.names.chunks,
+        id=chunk.chunk_id,
+        doc={"embedding": {"model": DEFAULT_MODEL, "vector": "not base64!"}},
+        refresh=True,
+    )
+    with pytest.raises(InputError, match="--rewrite"):
+        run_bubble(store, "Can the watchdog repeat?", BubbleConfig())
+    again = ingest_paths(store, [note], embedded, doc_id="timers")
+    assert (again.documents[0].unchanged, again.documents[0].updated) == (1, 0)  # same text: left damaged
+    repaired = ingest_paths(store, [note], embedded, doc_id="timers", rewrite=True)
+    assert (repaired.documents[0].unchanged, repaired.documents[0].updated) == (0, 1)
+    assert _stored(store, "timers")[0].embedding == chunk.embedding
+    result = run_bubble(store, "Can the watchdog repeat?", BubbleConfig())
+    assert [r["similarity"] is not None for r in result.bubble.trace] == [True]
+
+
 @pytest.mark.parametrize(
     ("vector", "why"),
     [
@@ -179,7 +206,7 @@ def test_an_unreadable_stored_vector_is_an_input_error_naming_the_chunk_and_the_
     opening = f"chunk {damaged.chunk_id} of {damaged.doc_id!r} has an unreadable 'm' vector: "
     assert message.startswith(opening)
     assert why in message
-    assert "once with no embedding_model and once with it" in message
+    assert "ingest the document again with --rewrite" in message
 
 
 _WITHOUT = """

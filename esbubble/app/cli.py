@@ -406,6 +406,11 @@ def _embedded_settings(ctx: click.Context) -> Settings:
 @click.option(
     "--replace", is_flag=True, help="Let a file replace a stored document of the same id from another path."
 )
+@click.option(
+    "--rewrite",
+    is_flag=True,
+    help="Write every chunk again, unchanged ones too (repairs a stored chunk damaged outside esbubble).",
+)
 @index_option
 @json_option
 @click.pass_context
@@ -416,6 +421,7 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     doc_id: str | None,
     root: str | None,
     replace: bool,
+    rewrite: bool,
     index: str | None,
     as_json: bool,
 ) -> None:
@@ -425,17 +431,11 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
     (max_chunk_tokens, default 160; min_chunk_tokens; include_hidden_sheets).
     A file whose doc id already belongs to another file in the index is
     refused (exit 1) unless --replace; --doc-id or --root give it its own id.
+    Unchanged chunks are left as they are unless --rewrite.
     """
     from esbubble.app import cli_render as render
     from esbubble.app.progress import ProgressBar, wanted
-    from esbubble.ingest import (
-        IngestOptions,
-        IngestProgress,
-        IngestSummary,
-        ingest_paths,
-        read_file,
-        replace_document,
-    )
+    from esbubble.ingest import IngestOptions, IngestProgress, ingest_paths
     from esbubble.store.templates import ensure_chunk_fields, ensure_chunk_index
 
     config = resolve_config(profile)
@@ -451,19 +451,14 @@ def ingest(  # noqa: PLR0917 - click passes one argument per option
             ensure_chunk_index(store)
         else:
             ensure_chunk_fields(store)
-        if doc_id is not None:
-            read = read_file(paths[0], options, doc_id=doc_id)
-            result = replace_document(
-                store, doc_id, read.chunks, now=datetime.now(UTC), file=paths[0], replace=replace
+        with ProgressBar("ingesting", enabled=wanted(as_json=as_json)) as bar:
+
+            def report(step: IngestProgress) -> None:
+                bar.update(step.done, step.total, item=Path(step.file).name)
+
+            summary = ingest_paths(
+                store, list(paths), options, progress=report, replace=replace, doc_id=doc_id, rewrite=rewrite
             )
-            summary = IngestSummary(documents=[result.model_copy(update={"warnings": list(read.warnings)})])
-        else:
-            with ProgressBar("ingesting", enabled=wanted(as_json=as_json)) as bar:
-
-                def report(step: IngestProgress) -> None:
-                    bar.update(step.done, step.total, item=Path(step.file).name)
-
-                summary = ingest_paths(store, list(paths), options, progress=report, replace=replace)
     if as_json:
         render.emit_json(render.ingest_json(summary))
     else:

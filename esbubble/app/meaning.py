@@ -46,8 +46,8 @@ def _similarity(candidate: Candidate, question: Sequence[float]) -> float:
         raise InputError(
             f"chunk {chunk.chunk_id} of {chunk.doc_id!r} has an unreadable {chunk.embedding.model!r}"
             f" vector: {error}",
-            hint="ingest the document once with no embedding_model and once with it (a change of model"
-            " rewrites every vector), or set [bubble] semantic = 0",
+            hint="ingest the document again with --rewrite and the profile that names the model,"
+            " or set [bubble] semantic = 0",
         ) from None
 
 

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from esbubble.embedding import Embedder, embedding_text, load_embedder
 from esbubble.errors import BulkError, ConfigError, EngineError, IngestError
-from esbubble.ingest.ids import doc_id_for
+from esbubble.ingest.ids import doc_id_for, validate_doc_id
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.read import is_supported, read_chunks
 from esbubble.models import Chunk, ChunkEmbedding
@@ -229,6 +229,7 @@ def replace_document(
     writer: ChunkWriter | None = None,
     replace: bool = False,
     embedder: Embedder | None = None,
+    rewrite: bool = False,
 ) -> DocumentResult:
     """Make the index hold exactly ``chunks`` for ``doc_id`` (see the module doc for the guarantee).
 
@@ -243,6 +244,10 @@ def replace_document(
     its text is unchanged, and so is one with a vector when no ``embedder`` is given: the index
     holds the vectors the profile asks for, never a mix.
 
+    With ``rewrite``, every chunk is written again even when nothing about it changed (counted as
+    updated): the repair for a stored chunk damaged outside esbubble, such as a vector that no
+    longer reads under its model's name.
+
     A bulk item failure raises ``IngestError`` after the undo; losing the
     cluster raises ``EngineError`` (after trying the undo), since no other
     document could be ingested either.
@@ -256,7 +261,7 @@ def replace_document(
     stale = [
         chunk_id
         for chunk_id, s in stored.items()
-        if (source is not None and s.source_path != source) or s.embedding_model != model
+        if rewrite or (source is not None and s.source_path != source) or s.embedding_model != model
     ]
     plan = plan_changes(chunks, {chunk_id: s.content_hash for chunk_id, s in stored.items()}, stale=stale)
     stamp: dict[str, object] = {"ingested_at": now}
@@ -330,15 +335,19 @@ def _walk(directory: Path, failures: list[IngestFailure]) -> Iterable[Path]:
 
 
 def collect(
-    paths: Sequence[str | Path], options: IngestOptions
+    paths: Sequence[str | Path], options: IngestOptions, *, doc_id: str | None = None
 ) -> tuple[list[_Target], list[IngestFailure], list[str]]:
     """Files to ingest with their doc ids, plus failures (missing, duplicate ids) and skipped files.
+
+    ``doc_id`` names the document of a lone file (``paths`` is that one file) instead of its path.
 
     Directories are walked in sorted order; dot-files, Office lock files
     (``~$…``) and unsupported types met there are skipped (and listed);
     folders that cannot be read and symlinked folders are failures.
     A file named explicitly is always attempted, so a bad one is a failure.
     """
+    if doc_id is not None:
+        return _named(paths, doc_id)
     targets: list[_Target] = []
     failures: list[IngestFailure] = []
     skipped: list[str] = []
@@ -379,6 +388,17 @@ def collect(
     return targets, failures, skipped
 
 
+def _named(paths: Sequence[str | Path], doc_id: str) -> tuple[list[_Target], list[IngestFailure], list[str]]:
+    """``collect`` for one file given its own doc id."""
+    if len(paths) != 1 or Path(paths[0]).is_dir():
+        raise ValueError("a doc id names exactly one file")
+    file = Path(paths[0])
+    try:
+        return [_Target(file=file, doc_id=validate_doc_id(doc_id))], [], []
+    except IngestError as error:
+        return [], [IngestFailure(file=str(file), reason=error.one_line())], []
+
+
 def ingest_paths(
     store: Store,
     paths: Sequence[str | Path],
@@ -388,16 +408,18 @@ def ingest_paths(
     now: datetime | None = None,
     writer: ChunkWriter | None = None,
     replace: bool = False,
+    doc_id: str | None = None,
+    rewrite: bool = False,
 ) -> IngestSummary:
     """Ingest files and directories; one failing file never stops the others.
 
-    ``doc_id`` is the path relative to ``options.root`` (default: the
-    directory given, or a lone file's own directory). A file whose doc id
-    belongs to another file in the index fails unless ``replace`` (see
-    ``replace_document``).
+    A document's id is ``doc_id`` for a lone file when given, else the path relative to
+    ``options.root`` (default: the directory given, or a lone file's own directory). A file whose
+    doc id belongs to another file in the index fails unless ``replace``; ``rewrite`` writes every
+    chunk again, changed or not (see ``replace_document``).
     """
     stamp = now or datetime.now(UTC)
-    targets, failures, skipped = collect(paths, options)
+    targets, failures, skipped = collect(paths, options, doc_id=doc_id)
     # loaded once for every document (seconds); before any is read, so a missing extra fails first
     embedder = _embedder(options.embedding_model) if options.embedding_model and targets else None
     results: list[DocumentResult] = []
@@ -414,6 +436,7 @@ def ingest_paths(
                 writer=writer,
                 replace=replace,
                 embedder=embedder,
+                rewrite=rewrite,
             )
             results.append(result.model_copy(update={"warnings": list(read.warnings)}))
         except IngestError as error:
