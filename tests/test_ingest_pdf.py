@@ -604,6 +604,45 @@ def test_a_raised_smaller_number_after_a_digit_is_a_power_on_its_line(tmp_path: 
     ]
 
 
+def _rule(left: float, right: float, y: float) -> str:
+    """A horizontal rule stroked from ``left`` to ``right`` at height ``y``, as LaTeX draws ``\\_``."""
+    return f"0.4 w {left} {y} m {right} {y} l S "
+
+
+def test_an_underscore_drawn_as_a_rule_joins_its_identifier(tmp_path: Path) -> None:
+    """LaTeX draws ``\\_`` as a short rule at the baseline, kerned 0.06 of the font size from the
+    letter before it: the ZipCPU specification's ``OPT_MULTIPLY`` read ``OPT MULTIPLY``. A rule from
+    the end of one run to the start of the next is an underscore inside the identifier, measured
+    from where the text shown before it ends, spaces stretched by a TJ displacement included; a rule
+    a space after the run before opens a name (``_ram``); an underline under a letter (the GEDCOM
+    specification's ``D`` of ``Data``) and a rule at a dash's height join nothing."""
+    content = "".join([
+        _run(10, 72, 700, "The option OPT"),  # ends at 142.59 (Helvetica's widths)
+        _rule(143.19, 146.19, 700.2),
+        _run(10, 146.19, 700, "MULTIPLY"),
+        _run(10, 195.09, 700, " turns on the multiplier."),
+        "BT /F1 10 Tf 72 680 Td [(The option) -1000 (OPT)] TJ ET ",  # ends at 149.81, not 142.59
+        _rule(150.41, 153.41, 680.2),
+        _run(10, 153.41, 680, "MPY"),
+        _run(10, 175, 680, " sets the width."),
+        _run(10, 72, 660, "Copy it to"),  # ends at 114.24; a space, then the rule
+        _rule(118.14, 121.14, 660.2),
+        _run(10, 121.14, 660, "ram"),
+        _run(10, 138.36, 660, " at boot; a - b"),
+        _rule(210, 213, 662.6),  # a dash's height
+        _run(10, 213, 660, "c."),
+        _rule(133.14, 140.36, 638.8),  # underlines the D, drawn before it
+        _run(10, 72, 640, "Genealogical "),
+        _run(10, 133.14, 640, "D"),
+        _run(10, 140.36, 640, "ata Communication."),
+    ])  # fmt: skip
+    chunks = read_document(_drawn(tmp_path / "u.pdf", content), OPTIONS, doc_id="u.pdf")
+    assert [c.text for c in chunks] == [
+        "The option OPT_MULTIPLY turns on the multiplier. The option OPT_MPY sets the width. "
+        "Copy it to _ram at boot; a - b c. Genealogical Data Communication."
+    ]
+
+
 def test_a_caption_set_under_its_table_closes_it_and_one_over_its_table_opens_it(tmp_path: Path) -> None:
     """LaTeX sets a float's caption under it: the ZipCPU specification's ``Table 3.9: CIS OpCodes``,
     a fragment, joined the paragraph after it, ``Table 3.9: CIS OpCodes zero, this will be cleared

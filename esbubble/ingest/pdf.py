@@ -48,6 +48,7 @@ from esbubble.ingest.fonts import is_monospace, is_symbol_font
 from esbubble.ingest.fragments import Block, block_drafts
 from esbubble.ingest.options import IngestOptions
 from esbubble.ingest.outline import NUMBERED, number_depth
+from esbubble.ingest.pdf_rules import PageRules, glyph_widths, resolved
 from esbubble.ingest.segment import BULLETS, normalise_space
 from esbubble.ingest.symbols import SYMBOL_SIGNS, footnote_mark, power
 from esbubble.models import Chunk
@@ -66,7 +67,6 @@ _SECTION_NUMBER = re.compile(
 )
 # What opens a heading or a list item: its number, each part closed by a dot (``1.3.``), or a bullet.
 _MARKER = re.compile(rf"(?:\d{{1,3}}\.)+|[{BULLETS}]")
-_DEFAULT_WIDTH = 500.0  # a glyph's advance (thousandths of the font size) where the font gives none
 _BODY_SHARE = 0.2  # a line with this share of its characters in the body's style is a sentence's line
 _MIN_LEADING = 0.9  # consecutive lines of text are at least about their font size apart
 _SIZE_TOLERANCE = 0.5  # font sizes this close (points) are one size
@@ -135,6 +135,8 @@ class _Line:
     parts: list[str] = field(default_factory=list)
     styles: Counter[tuple[float, bool]] = field(default_factory=Counter)  # characters per (size, bold)
     end: float | None = None  # where the last run with text ends (x), when its font gives its glyphs' widths
+    # where it ends by its glyphs without its leading spaces: pypdf may put one before a run set apart
+    bare_end: float | None = None
     left: float | None = None  # where the line's first run starts (x), when it is known
     start: float | None = None  # where the last run with text starts (x), when it is known
     gaps: int = 0  # gaps between runs as wide as a table's columns (``_COLUMN_GAP``)
@@ -152,26 +154,24 @@ class _Line:
         self.runs.insert(0 if first else len(self.runs), (style[1], monospace, piece))
 
 
-def _resolved(value: Any) -> Any:
-    """A PDF object itself, where the font dictionary holds a reference to it."""
-    return value.get_object() if hasattr(value, "get_object") else value
+def _fonts(page: Any) -> Mapping[str, Any]:
+    """The page's font resources by name (none where the page names none, or not as a dictionary)."""
+    try:
+        fonts = resolved(resolved(page.get("/Resources") or {}).get("/Font"))
+    except (AttributeError, TypeError, PyPdfError):
+        return {}
+    return fonts if isinstance(fonts, Mapping) else {}
 
 
 def run_width(text: str, font: Mapping[str, Any] | None) -> float | None:
     """The advance of ``text`` in thousandths of the font size, from a simple font's ``/Widths``
     (None for a font without them, a composite font or none given, or with widths that are not
     numbers: the runs are then joined with a space)."""
-    if not font:
-        return None
-    widths, first = _resolved(font.get("/Widths")), _resolved(font.get("/FirstChar"))
-    if widths is None or first is None:
+    width = glyph_widths(font)
+    if width is None:
         return None
     try:
-        offset, known = int(first), len(widths)
-        return sum(
-            float(_resolved(widths[code - offset])) if 0 <= code - offset < known else _DEFAULT_WIDTH
-            for code in map(ord, text)
-        )
+        return sum(map(width, map(ord, text)))
     except (TypeError, ValueError):
         return None
 
@@ -237,11 +237,14 @@ def _collect_lines(page: Any) -> list[_Line]:
     below the line, right of where its last run starts (``_set_beside``: a superscript, a raised
     sign), is on it; a raised smaller number after a digit is a power (``2^31``), a raised smaller
     letter right after a letter a table's footnote mark, apart from its word (``_raised``); any
-    other superscript is joined as any run is (``I2C``, ``1st``). A line of a note's
+    other superscript is joined as any run is (``I2C``, ``1st``). A short rule drawn from one run's
+    end to the next run's start at the baseline is an underscore (``PageRules.underscore``: LaTeX's
+    ``\\_``, the ZipCPU specification's ``OPT`` ``MULTIPLY``). A line of a note's
     icons alone (a symbol font's codes) is dropped, and so is the icon that opens a line.
     """
     lines: list[_Line] = []
     flipped: list[list[float]] = []  # the last transform under which a flipped text matrix is upright
+    rules = PageRules(_fonts(page))  # short rules drawn on the page: an underscore may be one
 
     def visit(text: str, cm: list[float], tm: list[float], font: dict[str, Any] | None, size: float) -> None:
         if not text:
@@ -282,7 +285,17 @@ def _collect_lines(page: Any) -> list[_Line]:
             before = line.parts[-1] if line.parts else ""
             exponent = power(before.rstrip(), piece.strip()) if raised else None
             shown = exponent or piece  # a power: ``2`` ``31`` reads ``2^31``, as in Word
-            if exponent is None and before and not (before[-1:].isspace() or piece[:1].isspace()):
+            # an underscore drawn as a rule: ``OPT`` ``MULTIPLY`` reads ``OPT_MULTIPLY``
+            ruled = (
+                None
+                if index or line.bare_end is None
+                else rules.underscore(line.bare_end, x, y, size * scale)
+            )
+            if ruled is not None:
+                while not line.parts[-1].strip():
+                    line.parts.pop()  # pypdf's space where the rule was drawn; the run's own stays
+                shown = (ruled.lstrip() if line.parts[-1][-1].isspace() else ruled) + piece.lstrip()
+            elif exponent is None and before and not (before[-1:].isspace() or piece[:1].isspace()):
                 if raised and footnote_mark(before, piece):
                     clear = True  # a table's footnote letter: ``SLICE_HEADER`` ``a``, not ``SLICE_HEADERa``
                 elif line.end is not None:
@@ -296,9 +309,11 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.take(piece, (round(size * scale, 1), bold), is_monospace(name))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
+            bare = run_width(piece.lstrip(), font) if width is not None else None
+            line.bare_end = None if bare is None else x + bare / 1000.0 * size * across
             line.start = x if index == 0 else None  # pypdf gives a piece after a line break no place
 
-    page.extract_text(visitor_text=visit)
+    page.extract_text(visitor_operand_before=rules.visit, visitor_text=visit)
     for line in lines:
         line.text = _ICON_LEAD.sub("", line_text(line.parts))
         line.size, line.bold = line.styles.most_common(1)[0][0]
