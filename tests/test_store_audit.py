@@ -93,13 +93,34 @@ def test_prune_drops_old_months_and_old_records(store: Store) -> None:
     assert writer.write(old_manifest, old_records).written == count + 1
     assert store.client.count(index=store.names.traces).body["count"] == 2 * count
 
-    now = manifest.timestamp + timedelta(days=1)
+    # 90 s on, so the run's month is still open at the 1-minute cutoff (a day on crossed into the next
+    # month on a month's last day, and dropped the run's month whole: the next test covers that)
+    now = manifest.timestamp + timedelta(seconds=90)
     assert prune_traces(store, timedelta(days=30), now=now) == count
     assert not store.client.indices.exists(index=store.names.traces_index(old))
     assert store.client.count(index=store.names.traces).body["count"] == count
     assert read_run(store, run_id)[0].run_id == run_id
     assert prune_traces(store, timedelta(minutes=1), now=now) == count
-    assert store.client.count(index=store.names.traces).body["count"] == 0
+    assert _traces_left(store) == 0
+
+
+def _traces_left(store: Store) -> int:
+    """Trace records behind the alias; none when pruning dropped every month's index."""
+    found = store.client.count(index=store.names.traces, ignore_unavailable=True, allow_no_indices=True)
+    return int(found.body["count"])
+
+
+def test_after_a_prune_drops_every_month_runs_are_not_found_and_new_ones_are_recorded(store: Store) -> None:
+    run_id, count = _run(store)
+    manifest, _ = read_run(store, run_id)
+    next_month = manifest.timestamp + timedelta(days=40)
+    assert prune_traces(store, timedelta(days=1), now=next_month) == count
+    assert not store.client.indices.exists(index=store.names.traces_index(manifest.timestamp))
+    assert _traces_left(store) == 0
+    with pytest.raises(NotFoundError, match=f"run {run_id!r} not found"):
+        read_run(store, run_id)
+    again, again_count = _run(store)
+    assert read_run(store, again)[0].run_id == again and _traces_left(store) == again_count
 
 
 def test_parse_age() -> None:
