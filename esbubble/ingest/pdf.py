@@ -309,8 +309,11 @@ def _collect_lines(page: Any) -> list[_Line]:
             line.take(piece, (round(size * scale, 1), bold), is_monospace(name))
             width = run_width(piece, font) if index == 0 else None
             line.end = None if width is None else x + width / 1000.0 * size * across
-            bare = run_width(piece.lstrip(), font) if width is not None else None
-            line.bare_end = None if bare is None else x + bare / 1000.0 * size * across
+            # the bare end: the run's end less its leading spaces, the only characters measured again
+            lead = run_width(piece[: len(piece) - len(piece.lstrip())], font) if width is not None else None
+            line.bare_end = (
+                None if width is None or lead is None else x + (width - lead) / 1000.0 * size * across
+            )
             line.start = x if index == 0 else None  # pypdf gives a piece after a line break no place
 
     page.extract_text(visitor_operand_before=rules.visit, visitor_text=visit)

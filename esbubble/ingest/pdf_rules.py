@@ -211,7 +211,9 @@ class PageRules:
         for left, right, at, shown_end in self._rules:
             if (
                 _MIN_WIDTH * size <= right - left <= _MAX_WIDTH * size
-                and -_TOUCH * size <= left - max(end, shown_end or end) <= _FAR * size
+                and -_TOUCH * size
+                <= left - (end if shown_end is None else max(end, shown_end))
+                <= _FAR * size
                 and abs(x - right) <= _TOUCH * size
                 and y - _BELOW * size <= at <= y + _ABOVE * size
             ):
